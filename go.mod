@@ -1,0 +1,8 @@
+module github.com/reinhq/rein
+
+go 1.26
+
+require (
+	github.com/BurntSushi/toml v1.6.0
+	github.com/alecthomas/kong v1.17.0
+)

@@ -1,0 +1,172 @@
+// Package model defines the one call rein makes to a language model and the
+// provider-neutral messages that flow through it.
+//
+// A Model takes a Request (system text, messages, tool definitions) and returns
+// a Response (content blocks, usage, the provider's stop reason). Providers
+// translate these types to and from their wire formats; the loop never sees a
+// provider's own types. A Block of kind KindOpaque carries provider data that
+// rein does not interpret and must hand back unchanged on the next call
+// (Anthropic's thinking blocks and their signatures, for instance).
+//
+// This package does not call any model itself; see model/scripted for the
+// offline scripted model.
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+)
+
+// Model is a language model: one request in, one response out.
+// Implementations must honour ctx: a cancelled context ends the call promptly.
+type Model interface {
+	Generate(ctx context.Context, req *Request) (*Response, error)
+}
+
+// Role says who wrote a message.
+type Role string
+
+// The two roles of a conversation. Tool results travel in user messages, as
+// the providers expect.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Kind is the kind of a content block.
+type Kind string
+
+// The kinds of content block.
+const (
+	KindText       Kind = "text"
+	KindToolCall   Kind = "tool_call"
+	KindToolResult Kind = "tool_result"
+	KindOpaque     Kind = "opaque"
+)
+
+// Block is one piece of a message. Exactly the field matching Kind is set.
+type Block struct {
+	Kind   Kind        `json:"kind"`
+	Text   string      `json:"text,omitempty"`
+	Call   *ToolCall   `json:"call,omitempty"`
+	Result *ToolResult `json:"result,omitempty"`
+	Opaque *Opaque     `json:"opaque,omitempty"`
+}
+
+// ToolCall is the model asking for a tool. Args is the JSON the model wrote,
+// unparsed: it may be malformed, and the gates decide what it means.
+type ToolCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+// ToolResult answers one ToolCall, tied to it by CallID. IsError marks tool
+// failures and refusals, so the model can tell them from output.
+type ToolResult struct {
+	CallID  string `json:"call_id"`
+	Name    string `json:"name"`
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// Opaque is provider content rein passes through without reading it.
+// Provider names the provider that produced it; others must drop it.
+type Opaque struct {
+	Provider string          `json:"provider"`
+	Type     string          `json:"type"`
+	Data     json.RawMessage `json:"data"`
+}
+
+// Message is a turn of the conversation.
+type Message struct {
+	Role   Role    `json:"role"`
+	Blocks []Block `json:"blocks"`
+}
+
+// ToolDef describes a tool to the model. Schema is a JSON Schema object.
+type ToolDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema"`
+}
+
+// Request is everything sent to the model in one call.
+type Request struct {
+	System   string    `json:"system,omitempty"`
+	Messages []Message `json:"messages"`
+	Tools    []ToolDef `json:"tools,omitempty"`
+}
+
+// Usage counts the tokens of one call. CacheRead and CacheWrite are the
+// prompt-cache tokens of providers that report them; Input excludes them.
+type Usage struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cache_read,omitempty"`
+	CacheWrite int64 `json:"cache_write,omitempty"`
+}
+
+// Total is every token the call was billed for.
+func (u Usage) Total() int64 { return u.Input + u.Output + u.CacheRead + u.CacheWrite }
+
+// Add returns the sum of two usages.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		Input:      u.Input + v.Input,
+		Output:     u.Output + v.Output,
+		CacheRead:  u.CacheRead + v.CacheRead,
+		CacheWrite: u.CacheWrite + v.CacheWrite,
+	}
+}
+
+// Common stop reasons. Providers report their own strings; these are the
+// ones rein gives meaning to.
+const (
+	StopToolUse   = "tool_use"
+	StopEndTurn   = "end_turn"
+	StopMaxTokens = "max_tokens"
+	StopRefusal   = "refusal"
+)
+
+// Response is the model's answer to one Request.
+type Response struct {
+	Blocks     []Block `json:"blocks"`
+	Usage      Usage   `json:"usage"`
+	StopReason string  `json:"stop_reason"`
+}
+
+// Text joins the text blocks of the response.
+func (r *Response) Text() string { return JoinText(r.Blocks) }
+
+// Calls returns the tool calls of the response, in order.
+func (r *Response) Calls() []*ToolCall {
+	var calls []*ToolCall
+	for i := range r.Blocks {
+		if r.Blocks[i].Kind == KindToolCall && r.Blocks[i].Call != nil {
+			calls = append(calls, r.Blocks[i].Call)
+		}
+	}
+	return calls
+}
+
+// JoinText concatenates the text of the text blocks.
+func JoinText(blocks []Block) string {
+	var b strings.Builder
+	for _, bl := range blocks {
+		if bl.Kind == KindText {
+			b.WriteString(bl.Text)
+		}
+	}
+	return b.String()
+}
+
+// TextBlock returns a text block.
+func TextBlock(s string) Block { return Block{Kind: KindText, Text: s} }
+
+// CallBlock returns a tool-call block.
+func CallBlock(c ToolCall) Block { return Block{Kind: KindToolCall, Call: &c} }
+
+// ResultBlock returns a tool-result block.
+func ResultBlock(r ToolResult) Block { return Block{Kind: KindToolResult, Result: &r} }
