@@ -1,0 +1,70 @@
+// Package approve asks a human (or a stand-in for one) whether a tool call
+// that needs a yes may run. The answer defaults to No: an approver that
+// fails, times out or cannot reach anyone has said No.
+//
+// This package decides nothing about which calls need approval; the gates do.
+package approve
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+)
+
+// Request is what the approver is shown: the whole call, not just the tool's
+// name, and the gate and reason that asked for a yes.
+type Request struct {
+	CallID string          `json:"call_id"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+	Gate   string          `json:"gate"`
+	Reason string          `json:"reason"`
+}
+
+// Approver says yes or no to a call. An error counts as No.
+// Implementations must honour ctx and return when it is done.
+type Approver interface {
+	Approve(ctx context.Context, req Request) (bool, error)
+}
+
+// Deny says no to everything. It is the default approver.
+type Deny struct{}
+
+// Approve returns false.
+func (Deny) Approve(context.Context, Request) (bool, error) { return false, nil }
+
+// Func adapts a function to an Approver.
+type Func func(ctx context.Context, req Request) (bool, error)
+
+// Approve calls f.
+func (f Func) Approve(ctx context.Context, req Request) (bool, error) { return f(ctx, req) }
+
+// Fixed gives the same answer to every request. It stands in for a human in
+// demos and tests; it is not offered as a setting of `rein run`.
+type Fixed bool
+
+// Approve returns the fixed answer.
+func (a Fixed) Approve(context.Context, Request) (bool, error) { return bool(a), nil }
+
+// Recorder wraps an approver and remembers every request it was shown.
+type Recorder struct {
+	Next Approver
+
+	mu   sync.Mutex
+	seen []Request
+}
+
+// Approve records req and asks the wrapped approver.
+func (r *Recorder) Approve(ctx context.Context, req Request) (bool, error) {
+	r.mu.Lock()
+	r.seen = append(r.seen, req)
+	r.mu.Unlock()
+	return r.Next.Approve(ctx, req)
+}
+
+// Requests returns the requests seen so far.
+func (r *Recorder) Requests() []Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Request(nil), r.seen...)
+}

@@ -1,0 +1,158 @@
+// Package budget counts what a run has used against its limits: model steps,
+// tool calls, tokens and cost. It is the loop's stop rule, and it does not
+// depend on the model deciding to stop. Wall time is enforced by the loop
+// through its context deadline, not here.
+//
+// A Meter is not safe for concurrent use; it belongs to one loop.
+package budget
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/reinhq/rein/model"
+)
+
+// Limits are the caps of one run. A zero field means no cap on that
+// quantity; Defaults gives the caps `rein run` uses.
+type Limits struct {
+	MaxSteps     int           `json:"max_steps" toml:"max_steps"`
+	MaxToolCalls int           `json:"max_tool_calls" toml:"max_tool_calls"`
+	MaxTokens    int64         `json:"max_tokens" toml:"max_tokens"`
+	MaxCostUSD   float64       `json:"max_cost_usd" toml:"max_cost_usd"`
+	MaxWall      time.Duration `json:"max_wall" toml:"max_wall"`
+}
+
+// Defaults are the limits of `rein run`: 40 steps, 200 tool calls, 200,000
+// tokens, 30 minutes. Cost is uncapped until a priced provider is used.
+func Defaults() Limits {
+	return Limits{MaxSteps: 40, MaxToolCalls: 200, MaxTokens: 200_000, MaxWall: 30 * time.Minute}
+}
+
+// MarshalJSON writes MaxWall as a duration string ("30m0s"), not nanoseconds.
+func (l Limits) MarshalJSON() ([]byte, error) {
+	type plain Limits
+	return json.Marshal(struct {
+		plain
+		MaxWall string `json:"max_wall"`
+	}{plain(l), l.MaxWall.String()})
+}
+
+// Validate rejects negative limits.
+func (l Limits) Validate() error {
+	switch {
+	case l.MaxSteps < 0:
+		return fmt.Errorf("max steps is %d: use 0 for no cap or a positive number", l.MaxSteps)
+	case l.MaxToolCalls < 0:
+		return fmt.Errorf("max tool calls is %d: use 0 for no cap or a positive number", l.MaxToolCalls)
+	case l.MaxTokens < 0:
+		return fmt.Errorf("max tokens is %d: use 0 for no cap or a positive number", l.MaxTokens)
+	case l.MaxCostUSD < 0:
+		return fmt.Errorf("max cost is %g USD: use 0 for no cap or a positive amount", l.MaxCostUSD)
+	case l.MaxWall < 0:
+		return fmt.Errorf("max wall time is %s: use 0 for no cap or a positive duration", l.MaxWall)
+	}
+	return nil
+}
+
+// Limit names a capped quantity.
+type Limit string
+
+// The quantities a Meter caps.
+const (
+	Steps     Limit = "steps"
+	ToolCalls Limit = "tool_calls"
+	Tokens    Limit = "tokens"
+	Cost      Limit = "cost"
+)
+
+// ErrExceeded is matched by every *ExceededError.
+var ErrExceeded = errors.New("budget exceeded")
+
+// ExceededError says which cap was reached and by how much.
+type ExceededError struct {
+	Limit Limit
+	Used  string
+	Max   string
+}
+
+func (e *ExceededError) Error() string {
+	switch e.Limit {
+	case Steps:
+		return fmt.Sprintf("step cap reached: %s of %s model calls made", e.Used, e.Max)
+	case ToolCalls:
+		return fmt.Sprintf("tool-call cap reached: %s of %s calls made", e.Used, e.Max)
+	case Tokens:
+		return fmt.Sprintf("token budget exceeded: %s tokens used of %s", e.Used, e.Max)
+	}
+	return fmt.Sprintf("%s budget exceeded: %s used of %s", e.Limit, e.Used, e.Max)
+}
+
+// Is makes errors.Is(err, ErrExceeded) true.
+func (e *ExceededError) Is(target error) bool { return target == ErrExceeded }
+
+// Meter counts usage against Limits.
+type Meter struct {
+	limits Limits
+	steps  int
+	calls  int
+	usage  model.Usage
+	cost   float64
+}
+
+// NewMeter returns a meter with nothing used.
+func NewMeter(l Limits) *Meter { return &Meter{limits: l} }
+
+// Limits returns the meter's caps.
+func (m *Meter) Limits() Limits { return m.limits }
+
+// BeginStep counts a model call about to be made. It fails, counting
+// nothing, when the step cap has been reached.
+func (m *Meter) BeginStep() error {
+	if m.limits.MaxSteps > 0 && m.steps >= m.limits.MaxSteps {
+		return &ExceededError{Limit: Steps, Used: fmt.Sprint(m.steps), Max: fmt.Sprint(m.limits.MaxSteps)}
+	}
+	m.steps++
+	return nil
+}
+
+// Charge adds a model call's usage and cost, then reports whether a token
+// or cost cap is now exceeded. The loop calls it before any tool of the
+// response runs: afterwards would be too late to stop.
+func (m *Meter) Charge(u model.Usage, costUSD float64) error {
+	m.usage = m.usage.Add(u)
+	m.cost += costUSD
+	if m.limits.MaxTokens > 0 && m.usage.Total() > m.limits.MaxTokens {
+		return &ExceededError{Limit: Tokens, Used: fmt.Sprint(m.usage.Total()), Max: fmt.Sprint(m.limits.MaxTokens)}
+	}
+	if m.limits.MaxCostUSD > 0 && m.cost > m.limits.MaxCostUSD {
+		return &ExceededError{Limit: Cost, Used: fmt.Sprintf("$%.4f", m.cost), Max: fmt.Sprintf("$%.4f", m.limits.MaxCostUSD)}
+	}
+	return nil
+}
+
+// TakeCall counts a tool call the model asked for. It fails, counting
+// nothing, when the tool-call cap has been reached.
+func (m *Meter) TakeCall() error {
+	if m.limits.MaxToolCalls > 0 && m.calls >= m.limits.MaxToolCalls {
+		return &ExceededError{Limit: ToolCalls, Used: fmt.Sprint(m.calls), Max: fmt.Sprint(m.limits.MaxToolCalls)}
+	}
+	m.calls++
+	return nil
+}
+
+// Used is a snapshot of what a meter has counted.
+type Used struct {
+	Steps     int         `json:"steps"`
+	ToolCalls int         `json:"tool_calls"`
+	Usage     model.Usage `json:"usage"`
+	Tokens    int64       `json:"tokens"`
+	CostUSD   float64     `json:"cost_usd"`
+}
+
+// Used returns what has been counted so far.
+func (m *Meter) Used() Used {
+	return Used{Steps: m.steps, ToolCalls: m.calls, Usage: m.usage, Tokens: m.usage.Total(), CostUSD: m.cost}
+}

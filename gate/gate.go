@@ -1,0 +1,303 @@
+// Package gate decides whether a tool call may run. A Gate is a small value
+// that looks at one call and returns a Verdict: Allow, Ask or Deny, with its
+// name and a reason. A Pipeline runs gates in a fixed order, cheapest first,
+// and resolves Ask through an approver.
+//
+// Rules of the pipeline: a Deny is final and no later gate can undo it; an
+// Ask needs a human's yes, and every other gate must still allow the call; a
+// gate that fails or panics denies (fail closed). Gates decide; they never run
+// tools and never talk to the model.
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/reinhq/rein/approve"
+	"github.com/reinhq/rein/internal/jsonx"
+	"github.com/reinhq/rein/tool"
+)
+
+// Decision is a gate's answer.
+type Decision uint8
+
+// The three answers. The zero value is Deny, so a forgotten verdict refuses.
+const (
+	Deny Decision = iota
+	Ask
+	Allow
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Allow:
+		return "allow"
+	case Ask:
+		return "ask"
+	case Deny:
+		return "deny"
+	}
+	return fmt.Sprintf("decision(%d)", uint8(d))
+}
+
+// MarshalText renders the decision as "allow", "ask" or "deny".
+func (d Decision) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText parses "allow", "ask" or "deny".
+func (d *Decision) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "allow":
+		*d = Allow
+	case "ask":
+		*d = Ask
+	case "deny":
+		*d = Deny
+	default:
+		return fmt.Errorf("decision %q: want allow, ask or deny", b)
+	}
+	return nil
+}
+
+// Verdict is a gate's answer with its reasons.
+type Verdict struct {
+	Decision Decision `json:"decision"`
+	Gate     string   `json:"gate"`
+	// Reason is for the human and the audit log: precise, may name rules.
+	Reason string `json:"reason"`
+	// Hint is what the model is told when the call does not run: what was
+	// refused, why in general terms, and what to do next. It never reveals
+	// the policy's internals. Empty means Reason is safe to show.
+	Hint string `json:"-"`
+}
+
+// ForModel returns the text the model sees for a refused call.
+func (v Verdict) ForModel() string {
+	if v.Hint != "" {
+		return v.Hint
+	}
+	return v.Reason
+}
+
+// Call is one tool call as the gates see it.
+type Call struct {
+	ID   string
+	Name string
+	Args json.RawMessage
+	// Tool is the registered tool of that name, nil when there is none.
+	Tool tool.Tool
+}
+
+// Gate is one check of the pipeline.
+type Gate interface {
+	// Name identifies the gate in verdicts and the audit log.
+	Name() string
+	// Check judges a call. It must not run the tool or change the world.
+	Check(ctx context.Context, c *Call) Verdict
+}
+
+// Offerer is implemented by gates that hide tools from the model: the loop
+// offers a tool only when every such gate offers it.
+type Offerer interface {
+	Offers(tool string) bool
+}
+
+// Gate names used by this package's gates and the loop.
+const (
+	NameBudget       = "budget"
+	NameAvailability = "availability"
+	NameValidation   = "validation"
+	NameConfirm      = "confirm"
+	NameApproval     = "approval"
+	NamePipeline     = "pipeline"
+)
+
+// Pipeline runs gates in order and resolves Ask through an approver.
+type Pipeline struct {
+	gates    []Gate
+	approver approve.Approver
+}
+
+// NewPipeline returns a pipeline of gates, evaluated in the order given.
+// A nil approver says no to everything.
+func NewPipeline(approver approve.Approver, gates ...Gate) *Pipeline {
+	if approver == nil {
+		approver = approve.Deny{}
+	}
+	return &Pipeline{gates: gates, approver: approver}
+}
+
+// Names returns the gates' names in order, the approval stage last.
+func (p *Pipeline) Names() []string {
+	names := make([]string, 0, len(p.gates)+1)
+	for _, g := range p.gates {
+		names = append(names, g.Name())
+	}
+	return append(names, NameApproval)
+}
+
+// Offers reports whether the model may be shown the named tool.
+func (p *Pipeline) Offers(tool string) bool {
+	for _, g := range p.gates {
+		if o, ok := g.(Offerer); ok && !o.Offers(tool) {
+			return false
+		}
+	}
+	return true
+}
+
+// Evaluate runs every gate and returns the first Deny, else the first Ask,
+// else Allow. It asks no one: an Ask is returned as it is.
+func (p *Pipeline) Evaluate(ctx context.Context, c *Call) Verdict {
+	var ask *Verdict
+	for _, g := range p.gates {
+		v := check(ctx, g, c)
+		switch v.Decision {
+		case Deny:
+			return v
+		case Ask:
+			if ask == nil {
+				ask = &v
+			}
+		}
+	}
+	if ask != nil {
+		return *ask
+	}
+	return Verdict{Decision: Allow, Gate: NamePipeline, Reason: "every gate allows it"}
+}
+
+// Decide evaluates the call and, when a gate asks, asks the approver. The
+// result is Allow or Deny, never Ask. A no, an error or a cancelled context
+// denies.
+func (p *Pipeline) Decide(ctx context.Context, c *Call) Verdict {
+	v := p.Evaluate(ctx, c)
+	if v.Decision != Ask {
+		return v
+	}
+	ok, err := p.approver.Approve(ctx, approve.Request{CallID: c.ID, Tool: c.Name, Args: c.Args, Gate: v.Gate, Reason: v.Reason})
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	switch {
+	case err != nil:
+		return Verdict{Decision: Deny, Gate: NameApproval,
+			Reason: fmt.Sprintf("%s (asked by %s): approval failed, which counts as no: %v", v.Reason, v.Gate, err),
+			Hint:   notApproved(c.Name)}
+	case !ok:
+		return Verdict{Decision: Deny, Gate: NameApproval,
+			Reason: fmt.Sprintf("%s (asked by %s): the approver said no", v.Reason, v.Gate),
+			Hint:   notApproved(c.Name)}
+	}
+	return Verdict{Decision: Allow, Gate: NameApproval, Reason: fmt.Sprintf("%s (asked by %s): the approver said yes", v.Reason, v.Gate)}
+}
+
+func notApproved(tool string) string {
+	return fmt.Sprintf("%s needs a human's approval, and it was not given. Do not try it again; carry on without it and tell the user what was not done.", tool)
+}
+
+// check runs one gate, turning a panic or an unnamed verdict into a Deny.
+func check(ctx context.Context, g Gate, c *Call) (v Verdict) {
+	defer func() {
+		if r := recover(); r != nil {
+			v = Verdict{Decision: Deny, Gate: g.Name(), Reason: fmt.Sprintf("the gate failed (%v), so the call is refused", r),
+				Hint: "This call could not be checked, so it was refused. Try a different approach."}
+		}
+	}()
+	v = g.Check(ctx, c)
+	if v.Gate == "" {
+		v.Gate = g.Name()
+	}
+	if v.Decision > Allow {
+		v = Verdict{Decision: Deny, Gate: g.Name(), Reason: fmt.Sprintf("the gate returned an unknown decision %d", v.Decision)}
+	}
+	return v
+}
+
+// Availability allows only the tools on the session's allowlist. The model
+// is not shown the others, and a call to one anyway is refused.
+type Availability struct {
+	allowed map[string]bool
+}
+
+var (
+	_ Gate    = (*Availability)(nil)
+	_ Offerer = (*Availability)(nil)
+)
+
+// NewAvailability returns the gate for an allowlist of tool names.
+func NewAvailability(allowed []string) *Availability {
+	a := &Availability{allowed: make(map[string]bool, len(allowed))}
+	for _, n := range allowed {
+		a.allowed[n] = true
+	}
+	return a
+}
+
+// Name returns "availability".
+func (*Availability) Name() string { return NameAvailability }
+
+// Offers reports whether the tool is on the allowlist.
+func (a *Availability) Offers(tool string) bool { return a.allowed[tool] }
+
+// Check denies unknown tools and tools not on the allowlist.
+func (a *Availability) Check(_ context.Context, c *Call) Verdict {
+	switch {
+	case c.Tool == nil:
+		return UnknownTool(c.Name)
+	case !a.allowed[c.Name]:
+		return Verdict{Decision: Deny, Gate: NameAvailability,
+			Reason: fmt.Sprintf("%s is not on this session's allowlist", c.Name),
+			Hint:   fmt.Sprintf("The tool %s is not available for this task. Do not try it again; finish with the tools you have and tell the user what you could not do.", c.Name)}
+	}
+	return Verdict{Decision: Allow, Gate: NameAvailability}
+}
+
+// UnknownTool is the verdict on a call to a tool that does not exist.
+func UnknownTool(name string) Verdict {
+	return Verdict{Decision: Deny, Gate: NameAvailability,
+		Reason: fmt.Sprintf("no tool named %q exists", name),
+		Hint:   fmt.Sprintf("There is no tool named %q. Use only the tools you were given.", name)}
+}
+
+// Validation refuses arguments that are not a JSON object or that the tool's
+// own validator rejects, before anything runs.
+type Validation struct{}
+
+var _ Gate = Validation{}
+
+// Name returns "validation".
+func (Validation) Name() string { return NameValidation }
+
+// Check validates the arguments.
+func (Validation) Check(_ context.Context, c *Call) Verdict {
+	var err error
+	if v, ok := c.Tool.(tool.Validator); ok {
+		err = v.Validate(c.Args)
+	} else if !jsonx.IsObject(c.Args) {
+		err = fmt.Errorf("the arguments of %s must be a JSON object", c.Name)
+	}
+	if err != nil {
+		return Verdict{Decision: Deny, Gate: NameValidation, Reason: err.Error(),
+			Hint: fmt.Sprintf("The arguments were not accepted: %v. Fix them and call the tool again.", err)}
+	}
+	return Verdict{Decision: Allow, Gate: NameValidation}
+}
+
+// Confirm asks for a human's yes before any tool classed irreversible runs,
+// whatever else allows it.
+type Confirm struct{}
+
+var _ Gate = Confirm{}
+
+// Name returns "confirm".
+func (Confirm) Name() string { return NameConfirm }
+
+// Check asks for irreversible tools.
+func (Confirm) Check(_ context.Context, c *Call) Verdict {
+	if c.Tool != nil && c.Tool.Spec().Effect == tool.Irreversible {
+		return Verdict{Decision: Ask, Gate: NameConfirm,
+			Reason: fmt.Sprintf("%s is classed irreversible: a human must say yes", c.Name)}
+	}
+	return Verdict{Decision: Allow, Gate: NameConfirm}
+}
