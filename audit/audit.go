@@ -1,0 +1,262 @@
+// Package audit writes the append-only record of a session: one JSON object
+// per line, one line per event, each written out before the call that
+// records it returns. An intent record is written before a tool runs, so no
+// effect happens unrecorded.
+//
+// Each record carries the SHA-256 of the line before it (the first anchors
+// the chain with the session id), so an edited, deleted or reordered line
+// breaks the chain. A Writer never drops a record: when a write fails, the
+// Writer stays failed and every later Write returns the error, so the caller
+// stops instead of acting unrecorded.
+package audit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/session"
+)
+
+// Type is the kind of event a record describes.
+type Type string
+
+// The record types.
+const (
+	SessionStart Type = "session_start"
+	ModelCall    Type = "model_call"
+	Verdict      Type = "verdict"
+	Intent       Type = "intent"
+	Result       Type = "result"
+	Stop         Type = "stop"
+)
+
+// Record is one line of the audit log. Seq, Time, Session and Prev are set
+// by the Writer; the rest depends on Type.
+type Record struct {
+	Seq     uint64    `json:"seq"`
+	Time    time.Time `json:"time"`
+	Session string    `json:"session"`
+	Type    Type      `json:"type"`
+	Prev    string    `json:"prev"`
+
+	Step   int             `json:"step,omitempty"`
+	CallID string          `json:"call_id,omitempty"`
+	Tool   string          `json:"tool,omitempty"`
+	Args   json.RawMessage `json:"args,omitempty"`
+
+	// verdict
+	Decision string `json:"decision,omitempty"`
+	Gate     string `json:"gate,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+
+	// model_call
+	Usage     *model.Usage `json:"usage,omitempty"`
+	Tokens    int64        `json:"tokens,omitempty"` // cumulative, this session
+	Text      string       `json:"text,omitempty"`
+	Calls     []string     `json:"calls,omitempty"`
+	ModelStop string       `json:"model_stop,omitempty"`
+
+	// result
+	Content   string `json:"content,omitempty"`
+	IsError   bool   `json:"is_error,omitempty"`
+	Bytes     int    `json:"bytes,omitempty"`
+	SHA256    string `json:"sha256,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+
+	DurationMS float64 `json:"duration_ms,omitempty"`
+
+	// stop
+	Stop      string `json:"stop,omitempty"`
+	Answer    string `json:"answer,omitempty"`
+	Steps     int    `json:"steps,omitempty"`
+	ToolCalls int    `json:"tool_calls,omitempty"`
+	Error     string `json:"error,omitempty"`
+
+	// session_start
+	Task   string          `json:"task,omitempty"`
+	Config json.RawMessage `json:"config,omitempty"`
+}
+
+// Durability says how far a record is pushed before Write returns.
+type Durability uint8
+
+const (
+	// Flush hands every record to the operating system in one write: it
+	// survives rein crashing or being killed.
+	Flush Durability = iota
+	// Fsync also waits for the disk: it survives the machine losing power.
+	Fsync
+)
+
+// ErrClosed is returned by Write after Close.
+var ErrClosed = errors.New("audit log is closed")
+
+// Writer appends records to one session's log. It is safe for concurrent use.
+type Writer struct {
+	mu      sync.Mutex
+	out     io.Writer
+	file    *os.File // nil when writing to a plain io.Writer
+	path    string
+	session string
+	dur     Durability
+	now     func() time.Time
+	seq     uint64
+	prev    string
+	buf     []byte
+	err     error // sticky: once a write fails, every later write fails
+	observe []func(Record)
+}
+
+// Option configures a Writer.
+type Option func(*Writer)
+
+// WithDurability sets how far each record is pushed before Write returns.
+func WithDurability(d Durability) Option { return func(w *Writer) { w.dur = d } }
+
+// WithClock sets the clock used for timestamps (tests).
+func WithClock(now func() time.Time) Option { return func(w *Writer) { w.now = now } }
+
+// WithObserver adds a function that sees every record after it is written,
+// stamped as it appears in the log: a trace printer, an event stream. It
+// runs under the Writer's lock, in order, and must not call the Writer.
+func WithObserver(f func(Record)) Option {
+	return func(w *Writer) { w.observe = append(w.observe, f) }
+}
+
+// NewWriter returns a Writer for session that writes to out.
+func NewWriter(out io.Writer, sessionID string, opts ...Option) *Writer {
+	w := &Writer{out: out, session: sessionID, now: time.Now, prev: Anchor(sessionID)}
+	if f, ok := out.(*os.File); ok {
+		w.file = f
+	}
+	for _, o := range opts {
+		o(w)
+	}
+	return w
+}
+
+// Create creates dir (mode 0700) if needed and a new log file named
+// SESSION.jsonl in it (mode 0600). It refuses to reuse an existing file.
+func Create(dir, sessionID string, opts ...Option) (*Writer, error) {
+	if err := session.CheckID(sessionID); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("audit log: create directory: %w", err)
+	}
+	path := FileName(dir, sessionID)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	w := NewWriter(f, sessionID, opts...)
+	w.path = path
+	return w, nil
+}
+
+// FileName is the path of a session's log in dir.
+func FileName(dir, sessionID string) string { return filepath.Join(dir, sessionID+".jsonl") }
+
+// Anchor is the Prev of a session's first record: the SHA-256 of
+// "rein-audit-v1\n" followed by the session id.
+func Anchor(sessionID string) string {
+	sum := sha256.Sum256([]byte("rein-audit-v1\n" + sessionID))
+	return hex.EncodeToString(sum[:])
+}
+
+// Path returns the file's path, or "" when the Writer writes to a stream.
+func (w *Writer) Path() string { return w.path }
+
+// Session returns the session id.
+func (w *Writer) Session() string { return w.session }
+
+// Write stamps r with the next sequence number, the time, the session id and
+// the hash of the previous line, and writes it as one line.
+func (w *Writer) Write(r Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.seq++
+	r.Seq = w.seq
+	r.Time = w.now().UTC()
+	r.Session = w.session
+	r.Prev = w.prev
+	line, err := json.Marshal(r)
+	if err != nil {
+		w.err = fmt.Errorf("audit log: encode record %d: %w", r.Seq, err)
+		return w.err
+	}
+	sum := sha256.Sum256(line)
+	w.buf = append(append(w.buf[:0], line...), '\n')
+	if _, err := w.out.Write(w.buf); err != nil {
+		w.err = fmt.Errorf("audit log: write record %d: %w", r.Seq, err)
+		return w.err
+	}
+	if w.dur == Fsync && w.file != nil {
+		if err := w.file.Sync(); err != nil {
+			w.err = fmt.Errorf("audit log: sync record %d: %w", r.Seq, err)
+			return w.err
+		}
+	}
+	w.prev = hex.EncodeToString(sum[:])
+	for _, f := range w.observe {
+		f(r)
+	}
+	return nil
+}
+
+// Close closes the underlying file, if the Writer opened one.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = ErrClosed
+	}
+	if w.file != nil && w.path != "" {
+		f := w.file
+		w.file = nil
+		return f.Close()
+	}
+	return nil
+}
+
+// DefaultDir is where audit logs go: $XDG_STATE_HOME/rein/audit, or
+// ~/.local/state/rein/audit when XDG_STATE_HOME is unset.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "rein", "audit"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("audit log: no home directory to put it in (%w); pass --audit-dir", err)
+	}
+	return filepath.Join(home, ".local", "state", "rein", "audit"), nil
+}
+
+// Clip shortens s to at most max bytes (on a rune boundary) for a record,
+// and returns the full size and SHA-256 so the original can be proven.
+func Clip(s string, max int) (clipped string, size int, sum string, truncated bool) {
+	h := sha256.Sum256([]byte(s))
+	sum = hex.EncodeToString(h[:])
+	if len(s) <= max {
+		return s, len(s), sum, false
+	}
+	cut := max
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut], len(s), sum, true
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
