@@ -1,0 +1,135 @@
+// Package agent runs the guarded loop: the model proposes tool calls, the
+// gates decide, the tools act, and the results go back to the model, until
+// exactly one stop reason ends the run. It is rein's embedding API.
+//
+// The stop rule does not depend on the model: caps on steps, tool calls,
+// tokens, cost and wall time end the run whatever the model wants, and the
+// token and cost caps are checked after each response and before any tool of
+// that response runs. Tool failures and refusals go back to the model as
+// error results; they never end the run. Every event is written to the audit
+// log, and a tool's intent is written before the tool runs: if the record
+// cannot be written, the tool does not run.
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/tool"
+)
+
+// StopReason is why a run ended. Every run ends with exactly one.
+type StopReason string
+
+// The stop reasons.
+const (
+	StopDone     StopReason = "done"      // the model asked for no tool
+	StopMaxSteps StopReason = "max_steps" // the step cap was reached
+	StopBudget   StopReason = "budget"    // the token, cost or tool-call cap was exceeded
+	StopTimeout  StopReason = "timeout"   // the wall-time cap passed
+	StopAborted  StopReason = "aborted"   // the caller's context was cancelled
+	StopError    StopReason = "error"     // the model failed, or the audit log could not be written
+)
+
+// AuditLog receives every record of a run, in order. An error ends the run
+// with StopError: rein does not act unrecorded. *audit.Writer implements it.
+type AuditLog interface {
+	Write(r audit.Record) error
+}
+
+// Config is everything a Loop needs. Model, Tools and Gates are required.
+type Config struct {
+	// Model proposes; it never acts.
+	Model model.Model
+	// ModelName names the model in the audit log; when empty, a model with a
+	// Name() string method names itself.
+	ModelName string
+	// Tools are the tools the session knows. Which of them the model is
+	// shown and may call is the gates' decision (gate.Offerer).
+	Tools *tool.Registry
+	// Gates decide every call, in order, and resolve Ask through their approver.
+	Gates *gate.Pipeline
+	// Limits cap the run. The zero value caps nothing; see budget.Defaults.
+	Limits budget.Limits
+	// Audit receives the run's records. Nil discards them.
+	Audit AuditLog
+	// System is the system prompt.
+	System string
+	// Price returns the cost in USD of a call's usage. Nil prices nothing.
+	Price func(model.Usage) float64
+	// Meta is extra effective configuration recorded at session start
+	// (the CLI's flags and config file, for instance). It must be a JSON object.
+	Meta json.RawMessage
+	// ClipResults is how many bytes of a tool result an audit record keeps;
+	// the record always has the full size and SHA-256. Default 4096.
+	ClipResults int
+}
+
+// Loop runs tasks under one configuration. A Loop holds no per-run state, so
+// it may run several tasks one after another; runs must not share a model
+// that keeps conversation state (the scripted model does).
+type Loop struct {
+	cfg     Config
+	offered []model.ToolDef
+	names   []string
+}
+
+// New checks cfg and returns a Loop.
+func New(cfg Config) (*Loop, error) {
+	switch {
+	case cfg.Model == nil:
+		return nil, errors.New("agent: Config.Model is nil")
+	case cfg.Tools == nil:
+		return nil, errors.New("agent: Config.Tools is nil")
+	case cfg.Gates == nil:
+		return nil, errors.New("agent: Config.Gates is nil")
+	}
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if cfg.Meta != nil && !json.Valid(cfg.Meta) {
+		return nil, errors.New("agent: Config.Meta is not valid JSON")
+	}
+	if cfg.ClipResults <= 0 {
+		cfg.ClipResults = 4096
+	}
+	if cfg.ModelName == "" {
+		if n, ok := cfg.Model.(interface{ Name() string }); ok {
+			cfg.ModelName = n.Name()
+		}
+	}
+	l := &Loop{cfg: cfg}
+	for _, name := range cfg.Tools.Names() {
+		if cfg.Gates.Offers(name) {
+			l.names = append(l.names, name)
+		}
+	}
+	l.offered = cfg.Tools.Defs(l.names)
+	return l, nil
+}
+
+// Offered returns the names of the tools the model is shown.
+func (l *Loop) Offered() []string { return append([]string(nil), l.names...) }
+
+// Result is the outcome of a run.
+type Result struct {
+	Stop StopReason `json:"stop"`
+	// Answer is the model's final text; empty unless Stop is StopDone.
+	Answer    string         `json:"answer"`
+	Steps     int            `json:"steps"`
+	ToolCalls int            `json:"tool_calls"`
+	Usage     model.Usage    `json:"usage"`
+	Tokens    int64          `json:"tokens"`
+	CostUSD   float64        `json:"cost_usd"`
+	Refusals  map[string]int `json:"refusals,omitempty"` // refused calls by gate
+	// Messages is the whole conversation, task first.
+	Messages []model.Message `json:"-"`
+	// Err is the cause for every stop but StopDone: the exceeded limit, the
+	// model's error, the context's cause.
+	Err error `json:"-"`
+}

@@ -1,0 +1,286 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/model"
+)
+
+// ErrWallTime is the cause of a run's context when its wall-time cap passes.
+var ErrWallTime = errors.New("wall-time budget exceeded")
+
+// errStop carries a stop out of a step.
+type errStop struct {
+	reason StopReason
+	err    error
+}
+
+func (e *errStop) Error() string { return fmt.Sprintf("%s: %v", e.reason, e.err) }
+
+// run is the state of one Run.
+type run struct {
+	l      *Loop
+	ctx    context.Context
+	meter  *budget.Meter
+	msgs   []model.Message
+	res    Result
+	answer string
+}
+
+// Run runs task until it stops, and reports why. It never panics on model or
+// tool misbehaviour, and it returns only after the stop is recorded.
+func (l *Loop) Run(ctx context.Context, task string) Result {
+	if l.cfg.Limits.MaxWall > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, l.cfg.Limits.MaxWall, ErrWallTime)
+		defer cancel()
+	}
+	r := &run{
+		l:     l,
+		ctx:   ctx,
+		meter: budget.NewMeter(l.cfg.Limits),
+		msgs:  []model.Message{{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(task)}}},
+		res:   Result{Refusals: map[string]int{}},
+	}
+	stop := r.start(task)
+	for stop == nil {
+		stop = r.step()
+	}
+	return r.finish(stop)
+}
+
+func (r *run) audit(rec audit.Record) error {
+	if r.l.cfg.Audit == nil {
+		return nil
+	}
+	if err := r.l.cfg.Audit.Write(rec); err != nil {
+		return &errStop{StopError, err}
+	}
+	return nil
+}
+
+type startConfig struct {
+	Model  string          `json:"model,omitempty"`
+	Tools  []string        `json:"tools"`
+	Gates  []string        `json:"gates"`
+	Limits budget.Limits   `json:"limits"`
+	System string          `json:"system,omitempty"`
+	Meta   json.RawMessage `json:"meta,omitempty"`
+}
+
+func (r *run) start(task string) *errStop {
+	cfg, err := json.Marshal(startConfig{
+		Model:  r.l.cfg.ModelName,
+		Tools:  r.l.Offered(),
+		Gates:  r.l.cfg.Gates.Names(),
+		Limits: r.l.cfg.Limits,
+		System: r.l.cfg.System,
+		Meta:   r.l.cfg.Meta,
+	})
+	if err != nil {
+		return &errStop{StopError, fmt.Errorf("encode session config: %w", err)}
+	}
+	if err := r.audit(audit.Record{Type: audit.SessionStart, Task: task, Config: cfg}); err != nil {
+		return asStop(err)
+	}
+	return nil
+}
+
+// ctxStop reports a stop when the run's context is done.
+func (r *run) ctxStop() *errStop {
+	if r.ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(r.ctx)
+	if errors.Is(cause, ErrWallTime) {
+		return &errStop{StopTimeout, cause}
+	}
+	return &errStop{StopAborted, cause}
+}
+
+// step makes one model call and runs its tool calls. It returns nil to go on.
+func (r *run) step() *errStop {
+	if s := r.ctxStop(); s != nil {
+		return s
+	}
+	if err := r.meter.BeginStep(); err != nil {
+		return &errStop{StopMaxSteps, err}
+	}
+	step := r.meter.Used().Steps
+	req := &model.Request{System: r.l.cfg.System, Messages: r.msgs, Tools: r.l.offered}
+	began := time.Now()
+	resp, err := r.generate(req)
+	took := time.Since(began)
+	if err != nil {
+		if s := r.ctxStop(); s != nil {
+			return s
+		}
+		// If this record cannot be written, neither can the stop; the model's
+		// error is the one to report.
+		_ = r.audit(audit.Record{Type: audit.ModelCall, Step: step, Error: err.Error(), DurationMS: ms(took)})
+		return &errStop{StopError, fmt.Errorf("model call failed at step %d: %w", step, err)}
+	}
+	var cost float64
+	if r.l.cfg.Price != nil {
+		cost = r.l.cfg.Price(resp.Usage)
+	}
+	overErr := r.meter.Charge(resp.Usage, cost)
+	calls := resp.Calls()
+	usage := resp.Usage
+	if err := r.audit(audit.Record{
+		Type: audit.ModelCall, Step: step, Usage: &usage, Tokens: r.meter.Used().Tokens,
+		Text: resp.Text(), Calls: callNames(calls), ModelStop: resp.StopReason, DurationMS: ms(took),
+	}); err != nil {
+		return asStop(err)
+	}
+	if overErr != nil {
+		// Checked before any tool of this response runs: afterwards is too late.
+		if err := r.audit(audit.Record{Type: audit.Verdict, Step: step, Decision: gate.Deny.String(), Gate: gate.NameBudget, Reason: overErr.Error()}); err != nil {
+			return asStop(err)
+		}
+		return &errStop{StopBudget, overErr}
+	}
+	r.msgs = append(r.msgs, model.Message{Role: model.RoleAssistant, Blocks: resp.Blocks})
+	if len(calls) == 0 {
+		r.answer = resp.Text()
+		return &errStop{StopDone, nil}
+	}
+	results := make([]model.Block, 0, len(calls))
+	for _, c := range calls {
+		res, stop := r.call(step, c)
+		if stop != nil {
+			return stop
+		}
+		results = append(results, model.ResultBlock(res))
+	}
+	r.msgs = append(r.msgs, model.Message{Role: model.RoleUser, Blocks: results})
+	return nil
+}
+
+func (r *run) generate(req *model.Request) (resp *model.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp, err = nil, fmt.Errorf("the model panicked: %v", p)
+		}
+	}()
+	resp, err = r.l.cfg.Model.Generate(r.ctx, req)
+	if err == nil && resp == nil {
+		err = errors.New("the model returned no response")
+	}
+	return resp, err
+}
+
+// call decides and, when allowed, runs one tool call.
+func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
+	if s := r.ctxStop(); s != nil {
+		return model.ToolResult{}, s
+	}
+	rec := audit.Record{Step: step, CallID: c.ID, Tool: c.Name, Args: safeArgs(c.Args)}
+	if err := r.meter.TakeCall(); err != nil {
+		rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, gate.Deny.String(), gate.NameBudget, err.Error()
+		if aerr := r.audit(rec); aerr != nil {
+			return model.ToolResult{}, asStop(aerr)
+		}
+		return model.ToolResult{}, &errStop{StopBudget, err}
+	}
+	t, _ := r.l.cfg.Tools.Lookup(c.Name)
+	v := r.l.cfg.Gates.Decide(r.ctx, &gate.Call{ID: c.ID, Name: c.Name, Args: c.Args, Tool: t})
+	if v.Decision == gate.Allow && t == nil {
+		// A pipeline without an availability gate let an unknown tool through.
+		v = gate.UnknownTool(c.Name)
+	}
+	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, v.Decision.String(), v.Gate, v.Reason
+	if err := r.audit(rec); err != nil {
+		return model.ToolResult{}, asStop(err)
+	}
+	if v.Decision != gate.Allow {
+		r.res.Refusals[v.Gate]++
+		if s := r.ctxStop(); s != nil { // an approval cut short by an abort
+			return model.ToolResult{}, s
+		}
+		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: "Refused: " + v.ForModel(), IsError: true}, nil
+	}
+
+	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, "", "", ""
+	if err := r.audit(rec); err != nil {
+		return model.ToolResult{}, asStop(err) // no record, no effect
+	}
+	began := time.Now()
+	out, err := runTool(r.ctx, t, c.Args)
+	took := time.Since(began)
+	res := model.ToolResult{CallID: c.ID, Name: c.Name, Content: out}
+	if err != nil {
+		res.Content, res.IsError = "Error: "+err.Error(), true
+	}
+	clipped, size, sum, cut := audit.Clip(res.Content, r.l.cfg.ClipResults)
+	if err := r.audit(audit.Record{
+		Type: audit.Result, Step: step, CallID: c.ID, Tool: c.Name, Content: clipped, IsError: res.IsError,
+		Bytes: size, SHA256: sum, Truncated: cut, DurationMS: ms(took),
+	}); err != nil {
+		return model.ToolResult{}, asStop(err)
+	}
+	if s := r.ctxStop(); s != nil {
+		return model.ToolResult{}, s
+	}
+	return res, nil
+}
+
+func (r *run) finish(stop *errStop) Result {
+	used := r.meter.Used()
+	r.res.Stop = stop.reason
+	r.res.Err = stop.err
+	r.res.Steps, r.res.ToolCalls = used.Steps, used.ToolCalls
+	r.res.Usage, r.res.Tokens, r.res.CostUSD = used.Usage, used.Tokens, used.CostUSD
+	r.res.Messages = r.msgs
+	if stop.reason == StopDone {
+		r.res.Answer = r.answer
+	}
+	rec := audit.Record{Type: audit.Stop, Stop: string(stop.reason), Answer: r.res.Answer,
+		Steps: used.Steps, ToolCalls: used.ToolCalls, Tokens: used.Tokens}
+	if stop.err != nil {
+		rec.Error = stop.err.Error()
+	}
+	if err := r.audit(rec); err != nil && r.res.Err == nil {
+		// The run ended well but its last record was lost: say so.
+		r.res.Stop, r.res.Err = StopError, fmt.Errorf("record the stop: %w", err)
+	}
+	return r.res
+}
+
+func asStop(err error) *errStop {
+	var s *errStop
+	if errors.As(err, &s) {
+		return s
+	}
+	return &errStop{StopError, err}
+}
+
+func callNames(calls []*model.ToolCall) []string {
+	if len(calls) == 0 {
+		return nil
+	}
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// safeArgs returns args as they can be embedded in a JSON record: valid JSON
+// as it is, anything else as a JSON string holding the text.
+func safeArgs(args json.RawMessage) json.RawMessage {
+	if json.Valid(args) {
+		return args
+	}
+	b, _ := json.Marshal(string(args)) // marshalling a string cannot fail
+	return b
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
