@@ -6,3 +6,5 @@ require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/alecthomas/kong v1.17.0
 )
+
+require github.com/rogpeppe/go-internal v1.16.0 // indirect

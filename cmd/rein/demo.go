@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/demo"
+	"github.com/reinhq/rein/internal/harness"
+)
+
+type demoCmd struct {
+	Name     string `arg:"" optional:"" help:"Scenario to run (see --list). All seven run, one after another, when omitted."`
+	List     bool   `help:"List the scenarios and exit."`
+	JSON     bool   `name:"json" help:"Print one JSON object per scenario instead of the trace."`
+	AuditDir string `placeholder:"DIR" help:"Directory for the audit logs (default: audit.dir from the user config, else $XDG_STATE_HOME/rein/audit, else ~/.local/state/rein/audit)."`
+}
+
+func (c *demoCmd) Run(ctx context.Context, e env) error {
+	if c.List {
+		for _, s := range demo.All() {
+			fmt.Fprintf(e.stdout, "%-20s %s\n", s.Name, s.Summary)
+		}
+		return nil
+	}
+	scenarios := demo.All()
+	if c.Name != "" {
+		s, err := demo.Find(c.Name)
+		if err != nil {
+			return usageError{err}
+		}
+		scenarios = []demo.Scenario{s}
+	}
+	cfg, err := config.Load(config.Source{Path: config.UserFile()})
+	if err != nil {
+		return usageError{err}
+	}
+	dir, err := auditDir(c.AuditDir, cfg)
+	if err != nil {
+		return err
+	}
+	durability, _ := cfg.Audit.Level() // validated by Load
+	enc := json.NewEncoder(e.stdout)
+	deviations := 0
+	for i, s := range scenarios {
+		m, err := s.Model()
+		if err != nil {
+			return err
+		}
+		t := &tracer{w: e.stdout, auditDir: dir}
+		spec := harness.Spec{
+			Scenario: s.Name, Task: s.Task, Model: m, Files: demo.Files(), Chunk: demo.Chunk,
+			Allowed: s.Allowed, Approver: s.Approver(), Limits: s.Limits, Expect: s.Expect,
+			AuditDir: dir, Durability: durability,
+		}
+		if !c.JSON {
+			if i > 0 {
+				fmt.Fprintln(e.stdout)
+			}
+			fmt.Fprintf(e.stdout, "== rein demo %s: %s\n", s.Name, s.Summary)
+			spec.Observe = t.observe
+		}
+		out, err := harness.Run(ctx, spec)
+		if err != nil {
+			return err
+		}
+		if c.JSON {
+			if err := enc.Encode(out.Final()); err != nil {
+				return err
+			}
+		} else {
+			t.summary(out)
+		}
+		if ctx.Err() != nil {
+			return exitCode(exitAborted)
+		}
+		if out.Stop != s.WantStop || len(out.Outbox) != s.WantOutbox {
+			deviations++
+			fmt.Fprintf(e.stderr, "rein: demo %s did not behave as designed: stop %s with %d message(s) in the outbox, want stop %s with %d\n",
+				s.Name, out.Stop, len(out.Outbox), s.WantStop, s.WantOutbox)
+		}
+	}
+	if deviations > 0 {
+		return exitCode(exitError)
+	}
+	return nil
+}
+
+// auditDir picks the audit directory: the flag, then the config, then the default.
+func auditDir(flag string, cfg config.Config) (string, error) {
+	switch {
+	case flag != "":
+		return flag, nil
+	case cfg.Audit.Dir != "":
+		return cfg.Audit.Dir, nil
+	}
+	return audit.DefaultDir()
+}

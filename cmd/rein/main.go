@@ -1,0 +1,114 @@
+// Command rein runs AI agents with guardrails: the model proposes tool calls,
+// rein's gates decide, the tools act, and everything is recorded.
+//
+//	rein demo            the seven scripted seed scenarios (no key, no network)
+//	rein run TASK        one task under the gates
+//	rein policy check    verdicts for JSONL tool calls on stdin
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+)
+
+// Exit codes (DESIGN.md): 0 done; 1 error; 2 usage; 3 stopped by a limit or
+// a guard; 130 aborted.
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitUsage   = 2
+	exitStopped = 3
+	exitAborted = 130
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+type cli struct {
+	Demo    demoCmd    `cmd:"" help:"Run the scripted seed scenarios: no key, no network. All seven when no NAME is given."`
+	Run     runCmd     `cmd:"" help:"Run one task under rein's gates, budget and audit log."`
+	Policy  policyCmd  `cmd:"" help:"Check tool calls against the gates without running them."`
+	Version versionCmd `cmd:"" help:"Print rein's version."`
+}
+
+// env is what a command may touch of the outside world.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// usageError is a mistake in how rein was called: exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// exitCode carries a command's chosen exit status without an error message.
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr})
+	stop()
+	os.Exit(code)
+}
+
+// run parses args, runs the command and returns the exit status.
+func run(ctx context.Context, args []string, e env) int {
+	var c cli
+	exited := -1
+	parser, err := kong.New(&c,
+		kong.Name("rein"),
+		kong.Description("rein runs AI agents with guardrails: the model proposes, rein's gates decide, tools act, and every step is recorded in an audit log."),
+		kong.Writers(e.stdout, e.stderr),
+		kong.Exit(func(code int) { exited = code }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.BindTo(ctx, (*context.Context)(nil)),
+		kong.Bind(e),
+	)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein: internal error: %v\n", err)
+		return exitError
+	}
+	kctx, err := parser.Parse(args)
+	if exited >= 0 { // --help
+		return exited
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein: %v (see rein --help)\n", err)
+		return exitUsage
+	}
+	err = kctx.Run()
+	var code exitCode
+	var usage usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &code):
+		return int(code)
+	case errors.As(err, &usage):
+		fmt.Fprintf(e.stderr, "rein: %v\n", err)
+		return exitUsage
+	default:
+		fmt.Fprintf(e.stderr, "rein: %v\n", err)
+		return exitError
+	}
+}
+
+type versionCmd struct{}
+
+func (versionCmd) Run(e env) error {
+	fmt.Fprintf(e.stdout, "rein %s\n", version)
+	return nil
+}

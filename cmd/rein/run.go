@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/approve"
+	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/internal/harness"
+	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/model/scripted"
+	"github.com/reinhq/rein/tool/mail"
+)
+
+type runCmd struct {
+	Task         string         `arg:"" help:"The task, in words."`
+	Model        string         `placeholder:"PROVIDER:MODEL" help:"The model. scripted:PATH plays a script file (docs/script-format.md)."`
+	Tools        []string       `sep:"," placeholder:"TOOL,..." help:"Allowlist: the only tools the model sees and may call (default tools.allow from config, else read_file,calc)."`
+	Workdir      string         `default:"." placeholder:"DIR" help:"Work directory the file tools see; nothing outside it can be read."`
+	MaxSteps     *int           `placeholder:"N" help:"Stop after N model calls (default 40)."`
+	MaxToolCalls *int           `placeholder:"N" help:"Stop when the model asks for more than N tool calls (default 200)."`
+	MaxTokens    *int64         `placeholder:"N" help:"Stop when more than N tokens were used (default 200000)."`
+	MaxCostUSD   *float64       `name:"max-cost-usd" placeholder:"USD" help:"Stop when the run cost more than this (default: no cap; the scripted model costs nothing)."`
+	Timeout      *time.Duration `placeholder:"DURATION" help:"Stop after this wall time, like 90s or 30m (default 30m)."`
+	ReadChunk    *int           `placeholder:"N" help:"Characters read_file hands out per call (default 8000)."`
+	Expect       string         `placeholder:"NUMBER" help:"Ground truth: the answer passes when it contains this number (compared as a number) and the run ended done."`
+	JSON         bool           `name:"json" help:"Print every audit record as a JSON line, then one final JSON object."`
+	AuditDir     string         `placeholder:"DIR" help:"Directory for the audit log (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
+	Config       string         `placeholder:"FILE" help:"A config file applied after ~/.config/rein/config.toml and DIR/.rein/config.toml."`
+}
+
+// settings is the effective configuration of a run, recorded at session start.
+type settings struct {
+	Model   string        `json:"model"`
+	Workdir string        `json:"workdir"`
+	Config  config.Config `json:"config"`
+	Files   []string      `json:"config_files,omitempty"`
+	Expect  string        `json:"expect,omitempty"`
+}
+
+func (c *runCmd) Run(ctx context.Context, e env) error {
+	if strings.TrimSpace(c.Task) == "" {
+		return usagef("the task is empty: say what the agent should do, e.g. rein run --model scripted:script.json \"Read notes.txt and sum the amounts\"")
+	}
+	workdir, err := filepath.Abs(c.Workdir)
+	if err != nil {
+		return usagef("--workdir %s: %v", c.Workdir, err)
+	}
+	cfg, files, err := c.config(workdir)
+	if err != nil {
+		return usageError{err}
+	}
+	root, err := os.OpenRoot(workdir)
+	if err != nil {
+		return usagef("--workdir: %v", err)
+	}
+	defer root.Close()
+	m, err := c.model(ctx)
+	if err != nil {
+		return err
+	}
+	dir, err := auditDir(c.AuditDir, cfg)
+	if err != nil {
+		return err
+	}
+	durability, _ := cfg.Audit.Level() // validated by Load
+	spec := harness.Spec{
+		Task: c.Task, Model: m, Files: root.FS(), Chunk: cfg.Tools.ReadChunk, Allowed: cfg.Tools.Allow,
+		Approver: approve.Deny{}, Limits: cfg.Limits.Budget(), Expect: c.Expect, AuditDir: dir, Durability: durability,
+		Meta: settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, Expect: c.Expect},
+	}
+	var t *tracer
+	enc := json.NewEncoder(e.stdout)
+	if c.JSON {
+		spec.Observe = func(r audit.Record) { _ = enc.Encode(r) } // stdout is best effort; the audit file is the record
+	} else {
+		t = &tracer{w: e.stdout, auditDir: dir}
+		spec.Observe = t.observe
+	}
+	out, err := harness.Run(ctx, spec)
+	if err != nil {
+		return usageError{err}
+	}
+	if c.JSON {
+		if err := enc.Encode(out.Final()); err != nil {
+			return err
+		}
+	} else {
+		t.summary(out)
+	}
+	return exitCode(stopCode(out.Stop))
+}
+
+// config loads the user's file, the project's, then --config, then applies flags.
+func (c *runCmd) config(workdir string) (config.Config, []string, error) {
+	sources := []config.Source{{Path: config.UserFile()}, {Path: config.ProjectFile(workdir)}}
+	if c.Config != "" {
+		sources = append(sources, config.Source{Path: c.Config, Required: true})
+	}
+	cfg, err := config.Load(sources...)
+	if err != nil {
+		return cfg, nil, err
+	}
+	var files []string
+	for _, s := range sources {
+		if _, err := os.Stat(s.Path); err == nil {
+			files = append(files, s.Path)
+		}
+	}
+	set(&cfg.Limits.MaxSteps, c.MaxSteps)
+	set(&cfg.Limits.MaxToolCalls, c.MaxToolCalls)
+	set(&cfg.Limits.MaxTokens, c.MaxTokens)
+	set(&cfg.Limits.MaxCostUSD, c.MaxCostUSD)
+	if c.Timeout != nil {
+		cfg.Limits.Timeout = config.Duration(*c.Timeout)
+	}
+	set(&cfg.Tools.ReadChunk, c.ReadChunk)
+	if c.Tools != nil {
+		cfg.Tools.Allow = c.Tools
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, nil, err
+	}
+	return cfg, files, nil
+}
+
+func set[T any](dst *T, flag *T) {
+	if flag != nil {
+		*dst = *flag
+	}
+}
+
+// model builds the model named by --model.
+func (c *runCmd) model(_ context.Context) (model.Model, error) {
+	if c.Model == "" {
+		return nil, usagef("no model: pass --model scripted:PATH to play a script file (see docs/script-format.md)")
+	}
+	provider, name, ok := strings.Cut(c.Model, ":")
+	if !ok || name == "" {
+		return nil, usagef("--model %q: write it as PROVIDER:MODEL, e.g. scripted:script.json", c.Model)
+	}
+	switch provider {
+	case "scripted":
+		s, err := scripted.Load(name)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		reg, err := harness.Tools(nil, 1, &mail.Outbox{})
+		if err != nil {
+			return nil, err
+		}
+		if err := s.CheckTools(reg.Has); err != nil {
+			return nil, usagef("script %s: %v (known tools: %s)", name, err, strings.Join(reg.Names(), ", "))
+		}
+		return scripted.New("scripted:"+name, s), nil
+	}
+	return nil, usagef("--model %q: unknown provider %q; this build knows: scripted", c.Model, provider)
+}
+
+// stopCode maps a stop reason to rein's exit status.
+func stopCode(s agent.StopReason) int {
+	switch s {
+	case agent.StopDone:
+		return exitOK
+	case agent.StopMaxSteps, agent.StopBudget, agent.StopTimeout:
+		return exitStopped
+	case agent.StopAborted:
+		return exitAborted
+	}
+	return exitError
+}
