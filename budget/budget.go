@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/reinhq/rein/model"
@@ -49,7 +50,7 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("max tool calls is %d: use 0 for no cap or a positive number", l.MaxToolCalls)
 	case l.MaxTokens < 0:
 		return fmt.Errorf("max tokens is %d: use 0 for no cap or a positive number", l.MaxTokens)
-	case l.MaxCostUSD < 0:
+	case l.MaxCostUSD < 0 || math.IsNaN(l.MaxCostUSD) || math.IsInf(l.MaxCostUSD, 0):
 		return fmt.Errorf("max cost is %g USD: use 0 for no cap or a positive amount", l.MaxCostUSD)
 	case l.MaxWall < 0:
 		return fmt.Errorf("max wall time is %s: use 0 for no cap or a positive duration", l.MaxWall)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate"
@@ -26,7 +27,7 @@ type policyCmd struct {
 type policyCheckCmd struct {
 	Workdir      string   `default:"." placeholder:"DIR" help:"Work directory the calls are judged against."`
 	Config       string   `placeholder:"FILE" help:"A config file applied after the user's and the project's."`
-	Tools        []string `sep:"," placeholder:"TOOL,..." help:"Allowlist (default tools.allow from config, else read_file,calc)."`
+	Tools        []string `sep:"," placeholder:"TOOL" help:"Allowlist (default tools.allow from config, else read_file,calc)."`
 	MaxToolCalls *int     `placeholder:"N" help:"Tool-call budget: lines beyond N are denied by the budget gate (default 200)."`
 }
 
@@ -57,9 +58,6 @@ func (c *policyCheckCmd) Run(ctx context.Context, e env) error {
 	reg, err := harness.Tools(root.FS(), cfg.Tools.ReadChunk, &mail.Outbox{})
 	if err != nil {
 		return err
-	}
-	if err := reg.CheckNames(cfg.Tools.Allow); err != nil {
-		return usagef("allowlist: %v", err)
 	}
 	pipeline := harness.Gates(cfg.Tools.Allow, nil)
 	meter := budget.NewMeter(budget.Limits{MaxToolCalls: cfg.Limits.MaxToolCalls})
@@ -99,7 +97,8 @@ func judge(ctx context.Context, n int, line []byte, reg *tool.Registry, p *gate.
 		return invalid(n, "the line is empty; write one JSON object per line")
 	}
 	if err := jsonx.DecodeStrict(line, &pl); err != nil {
-		return invalid(n, err.Error())
+		// The input is one line: its position is a column.
+		return invalid(n, strings.Replace(err.Error(), "line 1, column", "column", 1))
 	}
 	if pl.Tool == "" {
 		return invalid(n, `"tool" is missing or empty`)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,16 +13,18 @@ import (
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
+	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/mail"
 )
 
 type runCmd struct {
 	Task         string         `arg:"" help:"The task, in words."`
 	Model        string         `placeholder:"PROVIDER:MODEL" help:"The model. scripted:PATH plays a script file (docs/script-format.md)."`
-	Tools        []string       `sep:"," placeholder:"TOOL,..." help:"Allowlist: the only tools the model sees and may call (default tools.allow from config, else read_file,calc)."`
+	Tools        []string       `sep:"," placeholder:"TOOL" help:"Allowlist: the only tools the model sees and may call (default tools.allow from config, else read_file,calc)."`
 	Workdir      string         `default:"." placeholder:"DIR" help:"Work directory the file tools see; nothing outside it can be read."`
 	MaxSteps     *int           `placeholder:"N" help:"Stop after N model calls (default 40)."`
 	MaxToolCalls *int           `placeholder:"N" help:"Stop when the model asks for more than N tool calls (default 200)."`
@@ -56,6 +59,11 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if c.Expect != "" {
+		if _, err := eval.ParseExpected(c.Expect); err != nil {
+			return usagef("--expect: %v", err)
+		}
+	}
 	root, err := os.OpenRoot(workdir)
 	if err != nil {
 		return usagef("--workdir: %v", err)
@@ -85,7 +93,7 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 	}
 	out, err := harness.Run(ctx, spec)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	if c.JSON {
 		if err := enc.Encode(out.Final()); err != nil {
@@ -127,6 +135,9 @@ func (c *runCmd) config(workdir string) (config.Config, []string, error) {
 	if err := cfg.Validate(); err != nil {
 		return cfg, nil, err
 	}
+	if err := knownTools().CheckNames(cfg.Tools.Allow); err != nil {
+		return cfg, nil, fmt.Errorf("allowlist: %w", err)
+	}
 	return cfg, files, nil
 }
 
@@ -151,16 +162,22 @@ func (c *runCmd) model(_ context.Context) (model.Model, error) {
 		if err != nil {
 			return nil, usageError{err}
 		}
-		reg, err := harness.Tools(nil, 1, &mail.Outbox{})
-		if err != nil {
-			return nil, err
-		}
+		reg := knownTools()
 		if err := s.CheckTools(reg.Has); err != nil {
 			return nil, usagef("script %s: %v (known tools: %s)", name, err, strings.Join(reg.Names(), ", "))
 		}
 		return scripted.New("scripted:"+name, s), nil
 	}
 	return nil, usagef("--model %q: unknown provider %q; this build knows: scripted", c.Model, provider)
+}
+
+// knownTools is the tool set of this build, for checking names before a run.
+func knownTools() *tool.Registry {
+	reg, err := harness.Tools(nil, 1, &mail.Outbox{})
+	if err != nil {
+		panic(err) // the built-in names are fixed and distinct
+	}
+	return reg
 }
 
 // stopCode maps a stop reason to rein's exit status.

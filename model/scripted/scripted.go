@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sort"
 	"sync"
@@ -87,6 +88,9 @@ func Parse(data []byte) (*Script, error) {
 // Load reads and parses a script file.
 func Load(path string) (*Script, error) {
 	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("script %s does not exist: check the path (a script is a JSON file, see docs/script-format.md): %w", path, fs.ErrNotExist)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read script: %w", err)
 	}
