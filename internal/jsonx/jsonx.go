@@ -13,19 +13,90 @@ import (
 )
 
 // DecodeStrict decodes exactly one JSON value from data into v, rejecting
-// unknown fields and trailing data.
+// unknown fields, trailing data, and objects with two keys that differ at
+// most in case (encoding/json would let the last one win, even into a map).
 func DecodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return Explain(data, err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		off := dec.InputOffset()
-		line, col := Position(data, off)
+	// Anything but JSON space after the value is trailing data; point at
+	// where it starts (dec.Token would point past a well-formed token).
+	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		line, col := Position(data, int64(len(data)-len(rest)))
 		return fmt.Errorf("line %d, column %d: unexpected data after the JSON value", line, col)
 	}
-	return nil
+	return checkKeys(data)
+}
+
+// checkKeys rejects an object holding two keys that encoding/json would take
+// for one field: it matches names regardless of case and keeps the last
+// value, so {"to":"a@x.com","TO":"b@y.com"} would show a person one address
+// and hand the tool another. data is one valid JSON value.
+func checkKeys(data []byte) error {
+	type level struct {
+		seen map[string]string // folded key -> key as written; nil in an array
+		key  bool              // the next token of this object is a key
+	}
+	var stack []level
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // io.EOF; Decode has already reported anything else
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, level{seen: map[string]string{}, key: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, level{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		default:
+			if len(stack) == 0 {
+				continue
+			}
+			if top := &stack[len(stack)-1]; top.seen != nil && top.key {
+				k := tok.(string)
+				folded := strings.ToUpper(k) // as encoding/json folds field names
+				if prev, dup := top.seen[folded]; dup {
+					line, col := Position(data, keyStart(data, dec.InputOffset()))
+					if prev == k {
+						return fmt.Errorf("line %d, column %d: key %q appears twice in one object; keep one", line, col, k)
+					}
+					return fmt.Errorf("line %d, column %d: keys %q and %q name the same field; keep one", line, col, prev, k)
+				}
+				top.seen[folded] = k
+				top.key = false
+				continue
+			}
+		}
+		// A value ended: the next token of the enclosing object is a key.
+		if len(stack) > 0 && stack[len(stack)-1].seen != nil {
+			stack[len(stack)-1].key = true
+		}
+	}
+}
+
+// keyStart returns the offset of the opening quote of the string that ends
+// just before end.
+func keyStart(data []byte, end int64) int64 {
+	for i := end - 2; i > 0; i-- {
+		if data[i] != '"' {
+			continue
+		}
+		n := 0
+		for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
+			return i
+		}
+	}
+	return 0
 }
 
 // Explain turns an encoding/json error into one that names the place and the
@@ -36,11 +107,13 @@ func Explain(data []byte, err error) error {
 	switch {
 	case errors.Is(err, io.EOF):
 		return errors.New("empty input: expected a JSON value")
-	case errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.ErrUnexpectedEOF),
+		errors.As(err, &syn) && syn.Error() == "unexpected end of JSON input": // from json.Unmarshal
 		line, col := Position(data, int64(len(data)))
 		return fmt.Errorf("line %d, column %d: the JSON ends too early (a missing bracket, brace or quote?)", line, col)
 	case errors.As(err, &syn):
-		line, col := Position(data, syn.Offset)
+		// Offset counts the bytes read including the offending one.
+		line, col := Position(data, max(syn.Offset-1, 0))
 		return fmt.Errorf("line %d, column %d: %s", line, col, syn.Error())
 	case errors.As(err, &typ):
 		line, col := Position(data, typ.Offset)

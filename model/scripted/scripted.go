@@ -13,6 +13,7 @@
 package scripted
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -174,7 +175,7 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	}
 	if !last {
 		for j, c := range turn.Calls {
-			args := c.Args
+			args := bytes.Clone(c.Args) // the caller may keep or change it; the script stays as written
 			switch {
 			case c.ArgsRaw != nil:
 				args = json.RawMessage(*c.ArgsRaw)

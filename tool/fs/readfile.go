@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	iofs "io/fs"
 	"strings"
 	"unicode/utf8"
@@ -64,39 +65,74 @@ func ReadFile(fsys iofs.FS, chunk int) tool.Tool {
 }
 
 func readChunk(fsys iofs.FS, a ReadArgs, chunk int) (string, error) {
-	name := strings.TrimPrefix(a.Path, "./")
-	info, err := iofs.Stat(fsys, name)
-	switch {
-	case errors.Is(err, iofs.ErrNotExist):
-		return "", fmt.Errorf("%s does not exist: check the name, or list what exists before reading", a.Path)
-	case err != nil:
-		return "", fmt.Errorf("cannot read %s: %w", a.Path, errors.Unwrap(err))
-	case info.IsDir():
-		return "", fmt.Errorf("%s is a directory, not a file", a.Path)
-	case info.Size() > MaxFileBytes:
-		return "", fmt.Errorf("%s is %d bytes; read_file reads files up to %d bytes", a.Path, info.Size(), MaxFileBytes)
-	}
-	data, err := iofs.ReadFile(fsys, name)
+	data, err := readText(fsys, a.Path)
 	if err != nil {
-		return "", fmt.Errorf("cannot read %s: %w", a.Path, errors.Unwrap(err))
+		return "", err
 	}
-	if !utf8.Valid(data) {
-		return "", fmt.Errorf("%s is not UTF-8 text; read_file reads text files only", a.Path)
-	}
-	text := []rune(string(data))
-	total := len(text)
-	if total == 0 {
+	total := utf8.RuneCount(data)
+	switch {
+	case total == 0 && a.Offset == 0:
 		return "[the file is empty]", nil
+	case a.Offset >= total:
+		return "", fmt.Errorf("offset %d is past the end of %s (%d characters); read from an offset below %d", a.Offset, a.Path, total, max(total, 1))
 	}
-	if a.Offset >= total {
-		return "", fmt.Errorf("offset %d is past the end of %s (%d characters); read from an offset below %d", a.Offset, a.Path, total, total)
-	}
+	from := runeIndex(data, 0, a.Offset)
 	end := min(a.Offset+chunk, total)
-	out := string(text[a.Offset:end])
+	out := string(data[from:runeIndex(data, from, end-a.Offset)])
 	if end < total {
 		out += fmt.Sprintf("\n[cut: characters %d-%d of %d. Read on with offset=%d]", a.Offset, end, total, end)
 	} else if a.Offset > 0 {
 		out += fmt.Sprintf("\n[end of file: characters %d-%d of %d]", a.Offset, end, total)
 	}
 	return out, nil
+}
+
+// readText reads a whole UTF-8 file of at most MaxFileBytes. The size is
+// enforced while reading, so a file that grows after a look cannot slip by.
+func readText(fsys iofs.FS, path string) ([]byte, error) {
+	f, err := fsys.Open(strings.TrimPrefix(path, "./"))
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, fmt.Errorf("%s does not exist: check the name, or list what exists before reading", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, cause(err))
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil {
+		switch {
+		case info.IsDir():
+			return nil, fmt.Errorf("%s is a directory, not a file", path)
+		case info.Size() > MaxFileBytes:
+			return nil, fmt.Errorf("%s is %d bytes; read_file reads files up to %d bytes", path, info.Size(), MaxFileBytes)
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("cannot read %s: %w", path, cause(err))
+	case len(data) > MaxFileBytes:
+		return nil, fmt.Errorf("%s is larger than %d bytes; read_file reads files up to that size", path, MaxFileBytes)
+	case !utf8.Valid(data):
+		return nil, fmt.Errorf("%s is not UTF-8 text; read_file reads text files only", path)
+	}
+	return data, nil
+}
+
+// runeIndex returns the byte index n runes after byte index from.
+func runeIndex(data []byte, from, n int) int {
+	i := from
+	for ; n > 0 && i < len(data); n-- {
+		_, size := utf8.DecodeRune(data[i:])
+		i += size
+	}
+	return i
+}
+
+// cause drops the PathError around err, whose path is the one the model
+// already knows; any other error is kept whole.
+func cause(err error) error {
+	if pe, ok := errors.AsType[*iofs.PathError](err); ok {
+		return pe.Err
+	}
+	return err
 }

@@ -1,0 +1,348 @@
+package config_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/config"
+)
+
+// file writes content to a new file and returns it as an optional source.
+func file(t *testing.T, content string) config.Source {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return config.Source{Path: path}
+}
+
+func TestDefault(t *testing.T) {
+	t.Parallel()
+	c := config.Default()
+	want := config.Config{
+		Limits: config.Limits{MaxSteps: 40, MaxToolCalls: 200, MaxTokens: 200_000, MaxCostUSD: 0,
+			Timeout: config.Duration(30 * time.Minute)},
+		Tools: config.Tools{Allow: []string{"read_file", "calc"}, ReadChunk: 8000},
+		Audit: config.Audit{Dir: "", Durability: "flush"},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("Default() = %+v, want %+v", c, want)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("Default().Validate() = %v", err)
+	}
+	if lvl, err := c.Audit.Level(); err != nil || lvl != audit.Flush {
+		t.Errorf("Default().Audit.Level() = %v, %v; want Flush", lvl, err)
+	}
+	b := c.Limits.Budget()
+	if b.MaxSteps != 40 || b.MaxToolCalls != 200 || b.MaxTokens != 200_000 || b.MaxWall != 30*time.Minute {
+		t.Errorf("Default().Limits.Budget() = %+v", b)
+	}
+	// Each call returns its own slice.
+	c.Tools.Allow[0] = "changed"
+	if got := config.Default().Tools.Allow[0]; got != "read_file" {
+		t.Errorf("changing one Default() changed the next: Allow[0] = %q", got)
+	}
+}
+
+func TestLoadNoFiles(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load()
+	if err != nil || !reflect.DeepEqual(c, config.Default()) {
+		t.Errorf("Load() = %+v, %v; want the defaults", c, err)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		files []string
+		edit  func(*config.Config) // applied to the defaults to get the expected result
+	}{
+		{"empty file", []string{""}, func(*config.Config) {}},
+		{"comments only", []string{"# nothing\n\n"}, func(*config.Config) {}},
+		{"one key", []string{"[limits]\nmax_steps = 10\n"}, func(c *config.Config) { c.Limits.MaxSteps = 10 }},
+		{"dotted key", []string{"limits.max_tokens = 5000\n"}, func(c *config.Config) { c.Limits.MaxTokens = 5000 }},
+		{"zero means no cap", []string{"[limits]\nmax_steps = 0\n"}, func(c *config.Config) { c.Limits.MaxSteps = 0 }},
+		{"every key", []string{`
+[limits]
+max_steps = 5
+max_tool_calls = 6
+max_tokens = 7
+max_cost_usd = 1.25
+timeout = "1h30m"
+
+[tools]
+allow = ["send_email"]
+read_chunk = 100
+
+[audit]
+dir = "/var/log/rein"
+durability = "fsync"
+`}, func(c *config.Config) {
+			c.Limits = config.Limits{MaxSteps: 5, MaxToolCalls: 6, MaxTokens: 7, MaxCostUSD: 1.25,
+				Timeout: config.Duration(90 * time.Minute)}
+			c.Tools = config.Tools{Allow: []string{"send_email"}, ReadChunk: 100}
+			c.Audit = config.Audit{Dir: "/var/log/rein", Durability: "fsync"}
+		}},
+		{"allow replaced, not merged", []string{"[tools]\nallow = [\"calc\"]\n"},
+			func(c *config.Config) { c.Tools.Allow = []string{"calc"} }},
+		{"allow emptied", []string{"[tools]\nallow = []\n"},
+			func(c *config.Config) { c.Tools.Allow = []string{} }},
+		{"later file wins", []string{
+			"[limits]\nmax_steps = 10\nmax_tool_calls = 11\n",
+			"[limits]\nmax_steps = 20\n",
+		}, func(c *config.Config) { c.Limits.MaxSteps = 20; c.Limits.MaxToolCalls = 11 }},
+		{"files set different sections", []string{
+			"[tools]\nread_chunk = 50\n",
+			"[audit]\ndurability = \"fsync\"\n",
+		}, func(c *config.Config) { c.Tools.ReadChunk = 50; c.Audit.Durability = "fsync" }},
+		{"later allow replaces earlier", []string{
+			"[tools]\nallow = [\"a\", \"b\", \"c\"]\n",
+			"[tools]\nallow = [\"d\"]\n",
+		}, func(c *config.Config) { c.Tools.Allow = []string{"d"} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var sources []config.Source
+			for _, f := range tt.files {
+				sources = append(sources, file(t, f))
+			}
+			got, err := config.Load(sources...)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			want := config.Default()
+			tt.edit(&want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("Load =\n%+v\nwant\n%+v", got, want)
+			}
+		})
+	}
+}
+
+func TestMissingFiles(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "nope", "config.toml")
+	c, err := config.Load(config.Source{Path: missing}, file(t, "[limits]\nmax_steps = 3\n"))
+	if err != nil || c.Limits.MaxSteps != 3 {
+		t.Errorf("Load with an optional missing file = %+v, %v; want it skipped", c.Limits, err)
+	}
+	_, err = config.Load(config.Source{Path: missing, Required: true})
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Load with a required missing file = %v; want a not-exist error naming %s", err, missing)
+	}
+	// A directory is not skipped even when optional.
+	if _, err := config.Load(config.Source{Path: t.TempDir()}); err == nil {
+		t.Error("Load of a directory = nil, want an error")
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		content string
+		want    []string // substrings of the message
+	}{
+		{"unknown key", "[limits]\nmax_stepz = 3\n",
+			[]string{"unknown key limits.max_stepz", "known: limits.max_steps, limits.max_tool_calls"}},
+		{"unknown section", "[limitz]\nmax_steps = 3\n", []string{"unknown key limitz", "known:"}},
+		{"unknown top-level key", "verbose = true\n", []string{"unknown key verbose"}},
+		{"syntax error line 3", "[limits]\nmax_steps = 3\nmax_tokens = = 4\n", []string{"line 3:"}},
+		{"unterminated string line 2", "[audit]\ndir = \"oops\n", []string{"line 2:"}},
+		{"missing equals line 2", "[limits]\nmax_steps 3\n", []string{"line 2:"}},
+		{"bad duration", "[limits]\ntimeout = \"30 minutes\"\n",
+			[]string{`"30 minutes" is not a duration`, "30m, 90s or 1h30m"}},
+		{"duration as number", "[limits]\ntimeout = 30\n", []string{"line 2:", `"30" is not a duration`}},
+		{"wrong type", "[limits]\nmax_steps = \"forty\"\n", []string{"max_steps"}},
+		{"negative max_steps", "[limits]\nmax_steps = -1\n", []string{"max steps is -1"}},
+		{"negative max_tokens", "[limits]\nmax_tokens = -5\n", []string{"max tokens is -5"}},
+		{"negative cost", "[limits]\nmax_cost_usd = -0.5\n", []string{"max cost is -0.5"}},
+		{"negative timeout", "[limits]\ntimeout = \"-1m\"\n", []string{"max wall time is -1m0s"}},
+		{"read_chunk 0", "[tools]\nread_chunk = 0\n", []string{"tools.read_chunk is 0", "positive"}},
+		{"read_chunk negative", "[tools]\nread_chunk = -8\n", []string{"tools.read_chunk is -8"}},
+		{"durability sometimes", "[audit]\ndurability = \"sometimes\"\n",
+			[]string{`audit.durability is "sometimes"`, `"flush" or "fsync"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := file(t, tt.content)
+			c, err := config.Load(src)
+			if err == nil {
+				t.Fatalf("Load(%q) = %+v, want an error", tt.content, c)
+			}
+			if !reflect.DeepEqual(c, config.Config{}) {
+				t.Errorf("Load(%q) returned %+v with its error, want the zero Config", tt.content, c)
+			}
+			msg := err.Error()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("Load(%q) = %q, want it to contain %q", tt.content, msg, w)
+				}
+			}
+			if !strings.HasPrefix(msg, "config") {
+				t.Errorf("Load(%q) = %q, want it to start with \"config\"", tt.content, msg)
+			}
+		})
+	}
+}
+
+func TestUnknownKeyListsAllKeys(t *testing.T) {
+	t.Parallel()
+	_, err := config.Load(file(t, "[limits]\nmax_stepz = 3\n"))
+	if err == nil {
+		t.Fatal("Load = nil, want an error")
+	}
+	_, known, ok := strings.Cut(err.Error(), "(known: ")
+	if !ok {
+		t.Fatalf("error %q does not list the known keys", err)
+	}
+	want := strings.Join(config.Keys(), ", ") + ")"
+	if known != want {
+		t.Errorf("known keys = %q, want %q", known, want)
+	}
+}
+
+// TestBadFileChangesNothing checks that a bad file leaves no trace: not in
+// what Load returns, not in the defaults, not in a later Load.
+func TestBadFileChangesNothing(t *testing.T) {
+	t.Parallel()
+	good := file(t, "[tools]\nallow = [\"calc\"]\nread_chunk = 10\n")
+	bads := []string{
+		"[tools]\nallow = [\"send_email\"]\nread_chunk = 0\n",        // decodes, then fails Validate
+		"[tools]\nallow = [\"send_email\"]\nbogus = 1\n",             // decodes, then an unknown key
+		"[tools]\nallow = [\"send_email\"]\n[limits]\nmax_steps = x", // a syntax error after a good part
+	}
+	for _, b := range bads {
+		if _, err := config.Load(good, file(t, b)); err == nil {
+			t.Fatalf("Load(good, %q) = nil, want an error", b)
+		}
+		c, err := config.Load(good)
+		if err != nil {
+			t.Fatalf("Load(good) after a bad load: %v", err)
+		}
+		if !slices.Equal(c.Tools.Allow, []string{"calc"}) || c.Tools.ReadChunk != 10 {
+			t.Errorf("Load(good) after a bad load = %+v", c.Tools)
+		}
+		if !reflect.DeepEqual(config.Default().Tools.Allow, []string{"read_file", "calc"}) {
+			t.Errorf("the defaults changed after a bad load: %v", config.Default().Tools.Allow)
+		}
+	}
+}
+
+func TestKeys(t *testing.T) {
+	t.Parallel()
+	want := []string{
+		"limits.max_steps", "limits.max_tool_calls", "limits.max_tokens", "limits.max_cost_usd", "limits.timeout",
+		"tools.allow", "tools.read_chunk",
+		"audit.dir", "audit.durability",
+	}
+	if got := config.Keys(); !slices.Equal(got, want) {
+		t.Errorf("Keys() = %q, want %q", got, want)
+	}
+	// Every key is accepted by Load.
+	var b strings.Builder
+	values := map[string]string{
+		"limits.timeout": `"1m"`, "tools.allow": `["calc"]`, "audit.dir": `"/tmp/x"`,
+		"audit.durability": `"fsync"`, "limits.max_cost_usd": "1.5",
+	}
+	for _, k := range want {
+		v, ok := values[k]
+		if !ok {
+			v = "3"
+		}
+		b.WriteString(k + " = " + v + "\n")
+	}
+	if _, err := config.Load(file(t, b.String())); err != nil {
+		t.Errorf("Load of every key:\n%s\n%v", b.String(), err)
+	}
+}
+
+func TestAuditLevel(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		durability string
+		want       audit.Durability
+		ok         bool
+	}{
+		{"flush", audit.Flush, true},
+		{"", audit.Flush, true},
+		{"fsync", audit.Fsync, true},
+		{"FSYNC", 0, false},
+		{"sometimes", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.durability, func(t *testing.T) {
+			t.Parallel()
+			got, err := config.Audit{Durability: tt.durability}.Level()
+			if (err == nil) != tt.ok || got != tt.want {
+				t.Errorf("Level(%q) = %v, %v; want %v, ok=%v", tt.durability, got, err, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestDurationText(t *testing.T) {
+	t.Parallel()
+	var d config.Duration
+	if err := d.UnmarshalText([]byte("1h30m")); err != nil || time.Duration(d) != 90*time.Minute {
+		t.Errorf("UnmarshalText(1h30m) = %v, %v", time.Duration(d), err)
+	}
+	if err := d.UnmarshalText([]byte("soon")); err == nil {
+		t.Error("UnmarshalText(soon) = nil, want an error")
+	} else if time.Duration(d) != 90*time.Minute {
+		t.Errorf("a failed UnmarshalText changed the value to %v", time.Duration(d))
+	}
+	got, err := json.Marshal(config.Default().Limits)
+	if err != nil || !strings.Contains(string(got), `"timeout":"30m0s"`) {
+		t.Errorf("json of the default limits = %s, %v; want timeout 30m0s", got, err)
+	}
+}
+
+func TestProjectFile(t *testing.T) {
+	t.Parallel()
+	if got, want := config.ProjectFile("/w"), filepath.Join("/w", ".rein", "config.toml"); got != want {
+		t.Errorf("ProjectFile(/w) = %q, want %q", got, want)
+	}
+}
+
+// t.Setenv cannot run in parallel tests, so these subtests are sequential.
+func TestUserFile(t *testing.T) {
+	home := t.TempDir()
+	xdg := t.TempDir()
+	tests := []struct {
+		name      string
+		xdg, home string
+		want      string
+	}{
+		{"absolute XDG_CONFIG_HOME", xdg, home, filepath.Join(xdg, "rein", "config.toml")},
+		{"relative XDG_CONFIG_HOME ignored", "relative/dir", home, filepath.Join(home, ".config", "rein", "config.toml")},
+		{"dot XDG_CONFIG_HOME ignored", ".", home, filepath.Join(home, ".config", "rein", "config.toml")},
+		{"empty XDG_CONFIG_HOME", "", home, filepath.Join(home, ".config", "rein", "config.toml")},
+		{"no home", "", "", ""},
+		{"absolute XDG_CONFIG_HOME without a home", xdg, "", filepath.Join(xdg, "rein", "config.toml")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("XDG_CONFIG_HOME", tt.xdg)
+			t.Setenv("HOME", tt.home)
+			if got := config.UserFile(); got != tt.want {
+				t.Errorf("UserFile() with XDG_CONFIG_HOME=%q HOME=%q = %q, want %q", tt.xdg, tt.home, got, tt.want)
+			}
+		})
+	}
+}
