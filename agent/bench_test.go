@@ -46,13 +46,20 @@ func benchScript() *scripted.Script {
 	return s
 }
 
-// BenchmarkLoopStep measures rein's loop per step with the scripted model
-// and a no-op tool: the gate pipeline, the budget, the conversation, and the
-// audit log written to nothing, to a file with one write per record, and to
-// a file with fsync per record.
-func BenchmarkLoopStep(b *testing.B) {
+// BenchmarkStep measures one step — a model call and a tool call — with the
+// scripted model and a no-op tool. variant=bare is the baseline: the least
+// loop that works. The rein variants run the real loop (gate pipeline,
+// budget, conversation) with the audit log off (rein), encoded and hashed
+// but written nowhere (rein-encode), written to a file one write per record
+// (rein-flush), and fsynced per record (rein-fsync).
+func BenchmarkStep(b *testing.B) {
+	b.Run("variant=bare", benchBareLoop)
 	for _, mode := range []string{"none", "encode", "flush", "fsync"} {
-		b.Run("audit="+mode, func(b *testing.B) {
+		name := "variant=rein-" + mode
+		if mode == "none" {
+			name = "variant=rein"
+		}
+		b.Run(name, func(b *testing.B) {
 			reg, _ := tool.NewRegistry(noopTool())
 			var log agent.AuditLog
 			switch mode {
@@ -88,9 +95,9 @@ func BenchmarkLoopStep(b *testing.B) {
 	}
 }
 
-// BenchmarkBareLoop is the baseline: the same model and tool driven by the
+// benchBareLoop is the baseline: the same model and tool driven by the
 // least loop that works — no gates, no budget, no audit, no recovery.
-func BenchmarkBareLoop(b *testing.B) {
+func benchBareLoop(b *testing.B) {
 	t := noopTool()
 	script := benchScript()
 	perStep(b, func() {

@@ -27,7 +27,7 @@ func (s stub) Check(context.Context, *gate.Call) gate.Verdict {
 
 type boom struct{}
 
-func (boom) Name() string                                  { return "boom" }
+func (boom) Name() string                                   { return "boom" }
 func (boom) Check(context.Context, *gate.Call) gate.Verdict { panic("broken gate") }
 
 func mk(effect tool.Effect) tool.Tool {
