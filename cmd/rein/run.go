@@ -69,7 +69,7 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 		return usagef("--workdir: %v", err)
 	}
 	defer root.Close()
-	m, err := c.model(ctx)
+	m, err := c.model()
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func set[T any](dst *T, flag *T) {
 }
 
 // model builds the model named by --model.
-func (c *runCmd) model(_ context.Context) (model.Model, error) {
+func (c *runCmd) model() (model.Model, error) {
 	if c.Model == "" {
 		return nil, usagef("no model: pass --model scripted:PATH to play a script file (see docs/script-format.md)")
 	}
