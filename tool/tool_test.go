@@ -1,0 +1,100 @@
+package tool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/tool"
+)
+
+type args struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+func (a *args) Check() error {
+	if a.Count < 0 {
+		return errors.New(`"count" cannot be negative`)
+	}
+	return nil
+}
+
+func echo(name string) tool.Tool {
+	return tool.New(tool.Spec{Name: name, Effect: tool.Reversible}, func(_ context.Context, a args) (string, error) {
+		return strings.Repeat(a.Name, a.Count), nil
+	})
+}
+
+func TestFuncDecodesStrictly(t *testing.T) {
+	t.Parallel()
+	e := echo("echo")
+	for _, c := range []struct {
+		args    string
+		want    string
+		wantErr string
+	}{
+		{`{"name":"ab","count":2}`, "abab", ""},
+		{``, "", ""}, // no arguments at all is {}
+		{`{}`, "", ""},
+		{`{"name":"a","bogus":1}`, "", `unknown field "bogus"`},
+		{`{"name":1}`, "", `"name" must be a string`},
+		{`[1]`, "", "expected a JSON object, got array"},
+		{`{"name":`, "", "expected a JSON object, got invalid JSON"},
+		{`{"count":-1}`, "", `"count" cannot be negative`},
+		{`{"name":"a","NAME":"b"}`, "", "name the same field"},
+	} {
+		got, err := e.Run(t.Context(), json.RawMessage(c.args))
+		verr := e.(tool.Validator).Validate(json.RawMessage(c.args))
+		switch {
+		case c.wantErr == "" && (err != nil || got != c.want || verr != nil):
+			t.Errorf("%s: got %q, %v (validate %v), want %q", c.args, got, err, verr, c.want)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr) || !errors.Is(err, tool.ErrArgs)):
+			t.Errorf("%s: error %v, want ErrArgs containing %q", c.args, err, c.wantErr)
+		case c.wantErr != "" && (verr == nil || verr.Error() != err.Error()):
+			t.Errorf("%s: Validate says %v, Run says %v: they must agree", c.args, verr, err)
+		}
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	t.Parallel()
+	r, err := tool.NewRegistry(echo("b"), echo("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Names(); len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Fatalf("names %v, want sorted", got)
+	}
+	if !r.Has("a") || r.Has("c") {
+		t.Fatal("Has")
+	}
+	if defs := r.Defs([]string{"b", "zzz", "a"}); len(defs) != 2 || defs[0].Name != "b" {
+		t.Fatalf("defs %+v: want the order asked for, unknown names skipped", defs)
+	}
+	err = r.CheckNames([]string{"a", "sendmail"})
+	if err == nil || !strings.Contains(err.Error(), `"sendmail"`) || !strings.Contains(err.Error(), "known: a, b") {
+		t.Fatalf("%v: must name the unknown tool and list the known", err)
+	}
+	if _, err := tool.NewRegistry(echo("a"), echo("a")); err == nil {
+		t.Fatal("two tools with one name")
+	}
+	if _, err := tool.NewRegistry(echo("")); err == nil {
+		t.Fatal("a tool without a name")
+	}
+}
+
+func TestEffect(t *testing.T) {
+	t.Parallel()
+	for e, want := range map[tool.Effect]string{tool.ReadOnly: "read-only", tool.Reversible: "reversible", tool.Irreversible: "irreversible", 9: "effect(9)"} {
+		if b, _ := e.MarshalText(); e.String() != want || string(b) != want {
+			t.Errorf("%d: %s", e, e)
+		}
+	}
+	var zero tool.Spec
+	if zero.Effect != tool.ReadOnly {
+		t.Fatal("the zero effect is read-only; tools that act must say so")
+	}
+}
