@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/reinhq/rein/audit"
@@ -42,14 +41,12 @@ func (c *demoCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	durability, _ := cfg.Audit.Level() // validated by Load
-	enc := json.NewEncoder(e.stdout)
 	deviations := 0
 	for i, s := range scenarios {
 		m, err := s.Model()
 		if err != nil {
 			return err
 		}
-		t := &tracer{w: e.stdout, auditDir: dir}
 		spec := harness.Spec{
 			Scenario: s.Name, Task: s.Task, Model: m, Files: demo.Files(), Chunk: demo.Chunk,
 			Allowed: s.Allowed, Approver: s.Approver(), Limits: s.Limits, Expect: s.Expect,
@@ -60,18 +57,10 @@ func (c *demoCmd) Run(ctx context.Context, e env) error {
 				fmt.Fprintln(e.stdout)
 			}
 			fmt.Fprintf(e.stdout, "== rein demo %s: %s\n", s.Name, s.Summary)
-			spec.Observe = t.observe
 		}
-		out, err := harness.Run(ctx, spec)
+		out, err := session(ctx, e.stdout, spec, c.JSON, false)
 		if err != nil {
 			return err
-		}
-		if c.JSON {
-			if err := enc.Encode(out.Final()); err != nil {
-				return err
-			}
-		} else {
-			t.summary(out)
 		}
 		if ctx.Err() != nil {
 			return exitCode(exitAborted)

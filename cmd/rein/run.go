@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,26 +84,33 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 		Approver: approve.Deny{}, Limits: cfg.Limits.Budget(), Expect: c.Expect, AuditDir: dir, Durability: durability,
 		Meta: settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, Expect: c.Expect},
 	}
-	var t *tracer
-	enc := json.NewEncoder(e.stdout)
-	if c.JSON {
-		spec.Observe = func(r audit.Record) { _ = enc.Encode(r) } // stdout is best effort; the audit file is the record
-	} else {
-		t = &tracer{w: e.stdout, auditDir: dir}
-		spec.Observe = t.observe
-	}
-	out, err := harness.Run(ctx, spec)
+	out, err := session(ctx, e.stdout, spec, c.JSON, true)
 	if err != nil {
 		return err
 	}
-	if c.JSON {
-		if err := enc.Encode(out.Final()); err != nil {
-			return err
-		}
-	} else {
-		t.summary(out)
-	}
 	return exitCode(stopCode(out.Stop))
+}
+
+// session runs spec and prints it to w: as a trace and summary, or with
+// asJSON as the final object, preceded by every audit record when events.
+func session(ctx context.Context, w io.Writer, spec harness.Spec, asJSON, events bool) (*harness.Outcome, error) {
+	enc := json.NewEncoder(w)
+	t := &tracer{w: w, auditDir: spec.AuditDir}
+	switch {
+	case !asJSON:
+		spec.Observe = t.observe
+	case events:
+		spec.Observe = func(r audit.Record) { _ = enc.Encode(r) } // stdout is best effort; the audit file is the record
+	}
+	out, err := harness.Run(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if asJSON {
+		return out, enc.Encode(out.Final())
+	}
+	t.summary(out)
+	return out, nil
 }
 
 // config loads the user's file, the project's, then --config, then applies flags.
