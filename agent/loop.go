@@ -16,13 +16,11 @@ import (
 // ErrWallTime is the cause of a run's context when its wall-time cap passes.
 var ErrWallTime = errors.New("wall-time budget exceeded")
 
-// errStop carries a stop out of a step.
+// errStop carries a stop reason and its cause out of a step.
 type errStop struct {
 	reason StopReason
 	err    error
 }
-
-func (e *errStop) Error() string { return fmt.Sprintf("%s: %v", e.reason, e.err) }
 
 // run is the state of one Run.
 type run struct {
@@ -56,7 +54,9 @@ func (l *Loop) Run(ctx context.Context, task string) Result {
 	return r.finish(stop)
 }
 
-func (r *run) audit(rec audit.Record) error {
+// record writes rec to the audit log. A record that cannot be written stops
+// the run: rein does not act unrecorded.
+func (r *run) record(rec audit.Record) *errStop {
 	if r.l.cfg.Audit == nil {
 		return nil
 	}
@@ -87,8 +87,8 @@ func (r *run) start(task string) *errStop {
 	if err != nil {
 		return &errStop{StopError, fmt.Errorf("encode session config: %w", err)}
 	}
-	if err := r.audit(audit.Record{Type: audit.SessionStart, Task: task, Config: cfg}); err != nil {
-		return asStop(err)
+	if s := r.record(audit.Record{Type: audit.SessionStart, Task: task, Config: cfg}); s != nil {
+		return s
 	}
 	return nil
 }
@@ -124,7 +124,7 @@ func (r *run) step() *errStop {
 		}
 		// If this record cannot be written, neither can the stop; the model's
 		// error is the one to report.
-		_ = r.audit(audit.Record{Type: audit.ModelCall, Step: step, Error: err.Error(), DurationMS: ms(took)})
+		_ = r.record(audit.Record{Type: audit.ModelCall, Step: step, Error: err.Error(), DurationMS: ms(took)})
 		return &errStop{StopError, fmt.Errorf("model call failed at step %d: %w", step, err)}
 	}
 	var cost float64
@@ -134,16 +134,16 @@ func (r *run) step() *errStop {
 	overErr := r.meter.Charge(resp.Usage, cost)
 	calls := resp.Calls()
 	usage := resp.Usage
-	if err := r.audit(audit.Record{
+	if s := r.record(audit.Record{
 		Type: audit.ModelCall, Step: step, Usage: &usage, Tokens: r.meter.Used().Tokens,
 		Text: resp.Text(), Calls: callNames(calls), ModelStop: resp.StopReason, DurationMS: ms(took),
-	}); err != nil {
-		return asStop(err)
+	}); s != nil {
+		return s
 	}
 	if overErr != nil {
 		// Checked before any tool of this response runs: afterwards is too late.
-		if err := r.audit(audit.Record{Type: audit.Verdict, Step: step, Decision: gate.Deny.String(), Gate: gate.NameBudget, Reason: overErr.Error()}); err != nil {
-			return asStop(err)
+		if s := r.record(audit.Record{Type: audit.Verdict, Step: step, Decision: gate.Deny.String(), Gate: gate.NameBudget, Reason: overErr.Error()}); s != nil {
+			return s
 		}
 		return &errStop{StopBudget, overErr}
 	}
@@ -185,8 +185,8 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	rec := audit.Record{Step: step, CallID: c.ID, Tool: c.Name, Args: safeArgs(c.Args)}
 	if err := r.meter.TakeCall(); err != nil {
 		rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, gate.Deny.String(), gate.NameBudget, err.Error()
-		if aerr := r.audit(rec); aerr != nil {
-			return model.ToolResult{}, asStop(aerr)
+		if s := r.record(rec); s != nil {
+			return model.ToolResult{}, s
 		}
 		return model.ToolResult{}, &errStop{StopBudget, err}
 	}
@@ -197,8 +197,8 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 		v = gate.UnknownTool(c.Name)
 	}
 	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, v.Decision.String(), v.Gate, v.Reason
-	if err := r.audit(rec); err != nil {
-		return model.ToolResult{}, asStop(err)
+	if s := r.record(rec); s != nil {
+		return model.ToolResult{}, s
 	}
 	if v.Decision != gate.Allow {
 		r.res.Refusals[v.Gate]++
@@ -209,8 +209,8 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	}
 
 	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, "", "", ""
-	if err := r.audit(rec); err != nil {
-		return model.ToolResult{}, asStop(err) // no record, no effect
+	if s := r.record(rec); s != nil {
+		return model.ToolResult{}, s // no record, no effect
 	}
 	began := time.Now()
 	out, err := runTool(r.ctx, t, c.Args)
@@ -220,11 +220,11 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 		res.Content, res.IsError = "Error: "+err.Error(), true
 	}
 	clipped, size, sum, cut := audit.Clip(res.Content, r.l.cfg.ClipResults)
-	if err := r.audit(audit.Record{
+	if s := r.record(audit.Record{
 		Type: audit.Result, Step: step, CallID: c.ID, Tool: c.Name, Content: clipped, IsError: res.IsError,
 		Bytes: size, SHA256: sum, Truncated: cut, DurationMS: ms(took),
-	}); err != nil {
-		return model.ToolResult{}, asStop(err)
+	}); s != nil {
+		return model.ToolResult{}, s
 	}
 	if s := r.ctxStop(); s != nil {
 		return model.ToolResult{}, s
@@ -247,19 +247,11 @@ func (r *run) finish(stop *errStop) Result {
 	if stop.err != nil {
 		rec.Error = stop.err.Error()
 	}
-	if err := r.audit(rec); err != nil && r.res.Err == nil {
+	if s := r.record(rec); s != nil && r.res.Err == nil {
 		// The run ended well but its last record was lost: say so.
-		r.res.Stop, r.res.Err = StopError, fmt.Errorf("record the stop: %w", err)
+		r.res.Stop, r.res.Err = StopError, fmt.Errorf("record the stop: %w", s.err)
 	}
 	return r.res
-}
-
-func asStop(err error) *errStop {
-	var s *errStop
-	if errors.As(err, &s) {
-		return s
-	}
-	return &errStop{StopError, err}
 }
 
 func callNames(calls []*model.ToolCall) []string {

@@ -19,11 +19,11 @@ import (
 // Limits are the caps of one run. A zero field means no cap on that
 // quantity; Defaults gives the caps `rein run` uses.
 type Limits struct {
-	MaxSteps     int           `json:"max_steps" toml:"max_steps"`
-	MaxToolCalls int           `json:"max_tool_calls" toml:"max_tool_calls"`
-	MaxTokens    int64         `json:"max_tokens" toml:"max_tokens"`
-	MaxCostUSD   float64       `json:"max_cost_usd" toml:"max_cost_usd"`
-	MaxWall      time.Duration `json:"max_wall" toml:"max_wall"`
+	MaxSteps     int           `json:"max_steps"`
+	MaxToolCalls int           `json:"max_tool_calls"`
+	MaxTokens    int64         `json:"max_tokens"`
+	MaxCostUSD   float64       `json:"max_cost_usd"`
+	MaxWall      time.Duration `json:"max_wall"`
 }
 
 // Defaults are the limits of `rein run`: 40 steps, 200 tool calls, 200,000
