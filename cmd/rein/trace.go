@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/internal/harness"
@@ -73,7 +74,7 @@ func (t *tracer) verdict(r audit.Record) {
 // summary prints the end of a session: stop, answer, outbox and check.
 func (t *tracer) summary(o *harness.Outcome) {
 	fmt.Fprintf(t.w, "STOP: %s after %d steps and %d tokens\n", o.Stop, o.Steps, o.Tokens)
-	if o.Err != nil && o.Stop != "done" {
+	if o.Err != nil && o.Stop != agent.StopDone {
 		fmt.Fprintf(t.w, "why: %v\n", o.Err)
 	}
 	if o.Answer != "" {

@@ -126,12 +126,11 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if err := reg.CheckNames(spec.Allowed); err != nil {
 		return nil, fmt.Errorf("allowlist: %w", err)
 	}
-	meta, err := json.Marshal(spec.Meta)
-	if err != nil {
-		return nil, fmt.Errorf("encode configuration: %w", err)
-	}
-	if spec.Meta == nil {
-		meta = nil
+	var meta json.RawMessage
+	if spec.Meta != nil {
+		if meta, err = json.Marshal(spec.Meta); err != nil {
+			return nil, fmt.Errorf("encode configuration: %w", err)
+		}
 	}
 	dir := spec.AuditDir
 	if dir == "" {
