@@ -191,7 +191,8 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 		return model.ToolResult{}, &errStop{StopBudget, err}
 	}
 	t, _ := r.l.cfg.Tools.Lookup(c.Name)
-	v := r.l.cfg.Gates.Decide(r.ctx, &gate.Call{ID: c.ID, Name: c.Name, Args: c.Args, Tool: t})
+	call := &gate.Call{ID: c.ID, Name: c.Name, Args: c.Args, Tool: t}
+	v := r.l.cfg.Gates.Decide(r.ctx, call)
 	if v.Decision == gate.Allow && t == nil {
 		// A pipeline without an availability gate let an unknown tool through.
 		v = gate.UnknownTool(c.Name)
@@ -215,6 +216,7 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	began := time.Now()
 	out, err := runTool(r.ctx, t, c.Args)
 	took := time.Since(began)
+	r.l.cfg.Gates.Ran(call)
 	res := model.ToolResult{CallID: c.ID, Name: c.Name, Content: out}
 	if err != nil {
 		res.Content, res.IsError = "Error: "+err.Error(), true

@@ -8,6 +8,7 @@ package approve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 )
 
@@ -26,6 +27,23 @@ type Request struct {
 type Approver interface {
 	Approve(ctx context.Context, req Request) (bool, error)
 }
+
+// Asker puts a question from the model to the human on the approver's
+// channel (ask_question). ErrNoAnswer, or any error, means there was no
+// answer; implementations must honour ctx.
+type Asker interface {
+	Ask(ctx context.Context, question string) (string, error)
+}
+
+// ErrNoAnswer is returned by an Asker that has no one to ask.
+var ErrNoAnswer = errors.New("no one answered")
+
+// Unanswered is the Asker with no one behind it: every question goes
+// unanswered. It is the default.
+type Unanswered struct{}
+
+// Ask returns ErrNoAnswer.
+func (Unanswered) Ask(context.Context, string) (string, error) { return "", ErrNoAnswer }
 
 // Deny says no to everything. It is the default approver.
 type Deny struct{}

@@ -86,6 +86,36 @@ type Call struct {
 	Args json.RawMessage
 	// Tool is the registered tool of that name, nil when there is none.
 	Tool tool.Tool
+
+	fields map[string]json.RawMessage // Args decoded once, on first use
+	bad    bool                       // Args is not a JSON object
+}
+
+// Str returns the top-level string argument name. ok is false when the
+// argument is absent or not a string; gates after validation may rely on
+// the schema having checked it.
+func (c *Call) Str(name string) (val string, ok bool) {
+	if c.fields == nil && !c.bad {
+		if err := json.Unmarshal(c.Args, &c.fields); err != nil || c.fields == nil {
+			c.bad = true
+		}
+	}
+	raw, found := c.fields[name]
+	if !found || len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	if err := json.Unmarshal(raw, &val); err != nil {
+		return "", false
+	}
+	return val, true
+}
+
+// Role returns the tool's declared argument role for name (zero when none).
+func (c *Call) Role(name string) tool.Role {
+	if c.Tool == nil {
+		return 0
+	}
+	return c.Tool.Spec().Roles[name]
 }
 
 // Gate is one check of the pipeline.
@@ -100,6 +130,13 @@ type Gate interface {
 // offers a tool only when every such gate offers it.
 type Offerer interface {
 	Offers(tool string) bool
+}
+
+// Counter is implemented by gates that count calls that actually ran (the
+// per-run limit on side effects). The loop reports each call after its tool
+// ran, whatever the tool returned, through Pipeline.Ran.
+type Counter interface {
+	Ran(c *Call)
 }
 
 // Gate names used by this package's gates and the loop.
@@ -144,6 +181,15 @@ func (p *Pipeline) Offers(tool string) bool {
 		}
 	}
 	return true
+}
+
+// Ran tells every Counter gate that the call's tool ran.
+func (p *Pipeline) Ran(c *Call) {
+	for _, g := range p.gates {
+		if k, ok := g.(Counter); ok {
+			k.Ran(c)
+		}
+	}
 }
 
 // Evaluate runs every gate and returns the first Deny, else the first Ask,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/reinhq/rein/internal/jsonx"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/tool/schema"
 )
 
 // Effect classes a tool by what it can do to the world. The gates read it;
@@ -51,12 +52,63 @@ func (e Effect) String() string {
 // MarshalText renders the effect by name.
 func (e Effect) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
 
+// Role says what a top-level string argument names, so that gates can find
+// the arguments they judge without knowing each tool: the scope gate checks
+// every Path and Glob, the shell gate every Command, the network gate every
+// URL. Recipient and Amount mark sensitive positions for the data-flow gate.
+type Role uint8
+
+// The argument roles.
+const (
+	RolePath      Role = iota + 1 // a file or directory, relative to the work dir
+	RoleGlob                      // a glob pattern, relative to the work dir
+	RoleDir                       // a working directory, relative to the work dir
+	RoleCommand                   // a shell command line
+	RoleURL                       // an absolute http(s) URL
+	RoleRecipient                 // an address something is sent to
+	RoleAmount                    // a sum of money
+)
+
+func (r Role) String() string {
+	switch r {
+	case RolePath:
+		return "path"
+	case RoleGlob:
+		return "glob"
+	case RoleDir:
+		return "dir"
+	case RoleCommand:
+		return "command"
+	case RoleURL:
+		return "url"
+	case RoleRecipient:
+		return "recipient"
+	case RoleAmount:
+		return "amount"
+	}
+	return fmt.Sprintf("role(%d)", uint8(r))
+}
+
 // Spec is a tool's fixed description.
 type Spec struct {
 	Name        string
 	Description string          // written for a model: what, when, and what it will not do
 	Schema      json.RawMessage // JSON Schema of the arguments object
 	Effect      Effect
+	// Roles names the arguments the gates must judge, by what they name.
+	Roles map[string]Role
+}
+
+// ArgsWith returns the names of the arguments with role r, sorted.
+func (s Spec) ArgsWith(r Role) []string {
+	var names []string
+	for n, role := range s.Roles {
+		if role == r {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // Def returns the definition offered to a model.
@@ -81,29 +133,69 @@ type Validator interface {
 	Validate(args json.RawMessage) error
 }
 
+// Exister is implemented by tools that can say whether the resources their
+// arguments name exist (an order id, an account). The existence gate calls
+// it before the tool runs; an error wrapping ErrNotExist refuses the call.
+type Exister interface {
+	Exists(ctx context.Context, args json.RawMessage) error
+}
+
 // ErrArgs marks arguments a tool cannot accept.
 var ErrArgs = errors.New("invalid arguments")
 
+// ErrNotExist marks a resource named in the arguments that does not exist.
+var ErrNotExist = errors.New("does not exist")
+
 // Func is a tool made from a function of a typed argument struct.
 type Func[A any] struct {
-	spec Spec
-	run  func(ctx context.Context, args A) (string, error)
+	spec   Spec
+	schema *schema.Schema
+	run    func(ctx context.Context, args A) (string, error)
+	lookup func(ctx context.Context, args A) error
 }
 
-var _ Validator = (*Func[struct{}])(nil)
+var (
+	_ Validator = (*Func[struct{}])(nil)
+	_ Exister   = (*Func[struct{}])(nil)
+)
 
-// New returns a tool that decodes its arguments into A and calls run.
+// New returns a tool that checks its arguments against spec.Schema (when
+// set), decodes them into A and calls run. A schema that does not compile is
+// a programming error and panics here, at construction.
 func New[A any](spec Spec, run func(ctx context.Context, args A) (string, error)) *Func[A] {
-	return &Func[A]{spec: spec, run: run}
+	f := &Func[A]{spec: spec, run: run}
+	if len(spec.Schema) > 0 {
+		f.schema = schema.MustCompile(spec.Name, spec.Schema)
+	}
+	return f
+}
+
+// WithLookup declares how to check that the resources the arguments name
+// exist; lookup returns an error wrapping ErrNotExist for a miss. It returns f.
+func (f *Func[A]) WithLookup(lookup func(ctx context.Context, args A) error) *Func[A] {
+	f.lookup = lookup
+	return f
 }
 
 // Spec returns the tool's description.
 func (f *Func[A]) Spec() Spec { return f.spec }
 
-// Validate decodes args into A strictly.
+// Validate checks args against the schema and decodes them into A strictly.
 func (f *Func[A]) Validate(args json.RawMessage) error {
 	_, err := f.decode(args)
 	return err
+}
+
+// Exists runs the lookup declared with WithLookup; nil when there is none.
+func (f *Func[A]) Exists(ctx context.Context, args json.RawMessage) error {
+	if f.lookup == nil {
+		return nil
+	}
+	a, err := f.decode(args)
+	if err != nil {
+		return err
+	}
+	return f.lookup(ctx, a)
 }
 
 // Run decodes args and calls the function.
@@ -122,6 +214,11 @@ func (f *Func[A]) decode(args json.RawMessage) (A, error) {
 	}
 	if !jsonx.IsObject(args) {
 		return a, fmt.Errorf("%w for %s: expected a JSON object, got %s", ErrArgs, f.spec.Name, jsonx.Kind(args))
+	}
+	if f.schema != nil {
+		if err := f.schema.Validate(args); err != nil {
+			return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
+		}
 	}
 	if err := jsonx.DecodeStrict(args, &a); err != nil {
 		return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)

@@ -72,7 +72,7 @@ func TestSendRejected(t *testing.T) {
 		args string
 		want string // substring of the message
 	}{
-		{"empty to", `{"to":"","body":"x"}`, `"to" is required`},
+		{"empty to", `{"to":"","body":"x"}`, `"to" is empty`},
 		{"missing to", `{"body":"x"}`, `"to" is required`},
 		{"not an address", `{"to":"not an address","body":"x"}`, `"to" must be one plain email address`},
 		{"two addresses", `{"to":"a@b.com, c@d.com","body":"x"}`, `not "a@b.com, c@d.com"`},
@@ -85,14 +85,14 @@ func TestSendRejected(t *testing.T) {
 		{"no local part", `{"to":"@example.com","body":"x"}`, "one plain email address"},
 		{"header injection", `{"to":"a@b.com\r\nBcc: c@d.com","body":"x"}`, "one plain email address"},
 		{"duplicate to", `{"to":"boss@example.com","body":"x","to":"evil@example.net"}`, `key "to" appears twice`},
-		{"to in two cases", `{"to":"boss@example.com","body":"x","TO":"evil@example.net"}`, `keys "to" and "TO" name the same field`},
-		{"empty body", `{"to":"a@b.com","body":""}`, `"body" is required`},
+		{"to in two cases", `{"to":"boss@example.com","body":"x","TO":"evil@example.net"}`, `unknown field "TO"`},
+		{"empty body", `{"to":"a@b.com","body":""}`, `"body" is empty`},
 		{"missing body", `{"to":"a@b.com","subject":"s"}`, `"body" is required`},
 		{"unknown field", `{"to":"a@b.com","body":"x","cc":"c@d.com"}`, `unknown field "cc"`},
 		{"to as array", `{"to":["a@b.com"],"body":"x"}`, `"to" must be a string`},
 		{"array args", `[]`, "expected a JSON object, got array"},
 		{"malformed args", `{"to":"a@b.com",`, "expected a JSON object, got invalid JSON"},
-		{"empty args", ``, `"to" is required`},
+		{"empty args", ``, `"to", "body" are required`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
