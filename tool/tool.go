@@ -140,6 +140,14 @@ type Exister interface {
 	Exists(ctx context.Context, args json.RawMessage) error
 }
 
+// Confirmer is implemented by tools that know when a particular call needs a
+// human's yes although the tool as a whole does not (write_file emptying a
+// file that has content). Confirm returns the reason, or "" when no yes is
+// needed. The confirm gate calls it; it must not change anything.
+type Confirmer interface {
+	Confirm(ctx context.Context, args json.RawMessage) string
+}
+
 // ErrArgs marks arguments a tool cannot accept.
 var ErrArgs = errors.New("invalid arguments")
 
