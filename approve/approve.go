@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -85,4 +87,30 @@ func (r *Recorder) Requests() []Request {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]Request(nil), r.seen...)
+}
+
+// Recipients is a standing approval given in advance: yes to calls whose
+// argument Arg is an email address in one of Domains, no to everything else.
+// It stands in for a human who said "replies to our own and our client's
+// domains are fine"; a call it does not cover would need a real human.
+type Recipients struct {
+	Arg     string
+	Domains []string
+}
+
+// Approve says yes when the call's address is in an allowed domain.
+func (r Recipients) Approve(_ context.Context, req Request) (bool, error) {
+	var args map[string]json.RawMessage
+	if err := json.Unmarshal(req.Args, &args); err != nil {
+		return false, nil
+	}
+	var addr string
+	if err := json.Unmarshal(args[r.Arg], &addr); err != nil {
+		return false, nil
+	}
+	at := strings.LastIndexByte(addr, '@')
+	if at < 0 || strings.Count(addr, "@") != 1 {
+		return false, nil
+	}
+	return slices.Contains(r.Domains, strings.ToLower(addr[at+1:])), nil
 }

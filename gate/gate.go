@@ -153,6 +153,15 @@ const (
 type Pipeline struct {
 	gates    []Gate
 	approver approve.Approver
+	noAsk    bool
+}
+
+// WithoutAsking makes the pipeline refuse, instead of ask about, every call a
+// gate would ask a human about (bypass mode: nobody is asked, so what needs
+// a yes does not run). It returns p.
+func (p *Pipeline) WithoutAsking() *Pipeline {
+	p.noAsk = true
+	return p
 }
 
 // NewPipeline returns a pipeline of gates, evaluated in the order given.
@@ -208,6 +217,12 @@ func (p *Pipeline) Evaluate(ctx context.Context, c *Call) Verdict {
 		}
 	}
 	if ask != nil {
+		if p.noAsk {
+			return Verdict{Decision: Deny, Gate: ask.Gate,
+				Reason: ask.Reason + "; no one is asked in this mode, so it is refused: run it yourself outside the agent if you mean it",
+				Hint: fmt.Sprintf("This %s call needs a human's confirmation, and this session asks no one, so it did not run. "+
+					"Do not retry it; tell the user. If they mean it, they can run it themselves outside the agent.", c.Name)}
+		}
 		return *ask
 	}
 	return Verdict{Decision: Allow, Gate: NamePipeline, Reason: "every gate allows it"}
@@ -331,7 +346,8 @@ func (Validation) Check(_ context.Context, c *Call) Verdict {
 }
 
 // Confirm asks for a human's yes before any tool classed irreversible runs,
-// whatever else allows it.
+// and before calls their tool marks as needing one, whatever else allows
+// them and in every permission mode.
 type Confirm struct{}
 
 var _ Gate = Confirm{}
@@ -339,11 +355,20 @@ var _ Gate = Confirm{}
 // Name returns "confirm".
 func (Confirm) Name() string { return NameConfirm }
 
-// Check asks for irreversible tools.
-func (Confirm) Check(_ context.Context, c *Call) Verdict {
-	if c.Tool != nil && c.Tool.Spec().Effect == tool.Irreversible {
+// Check asks for irreversible tools and for calls their tool says need a
+// yes (tool.Confirmer).
+func (Confirm) Check(ctx context.Context, c *Call) Verdict {
+	if c.Tool == nil {
+		return Verdict{Decision: Allow, Gate: NameConfirm}
+	}
+	if c.Tool.Spec().Effect == tool.Irreversible {
 		return Verdict{Decision: Ask, Gate: NameConfirm,
 			Reason: fmt.Sprintf("%s is classed irreversible: a human must say yes", c.Name)}
+	}
+	if cf, ok := c.Tool.(tool.Confirmer); ok {
+		if why := cf.Confirm(ctx, c.Args); why != "" {
+			return Verdict{Decision: Ask, Gate: NameConfirm, Reason: why}
+		}
 	}
 	return Verdict{Decision: Allow, Gate: NameConfirm}
 }
