@@ -51,7 +51,7 @@ func (Existence) Check(ctx context.Context, c *Call) Verdict {
 // cap of their own get DefaultIrreversible; reversible tools are uncapped
 // unless configured; read-only tools are never capped.
 type Limit struct {
-	caps        map[string]int
+	caps         map[string]int
 	irreversible int
 
 	mu  sync.Mutex
