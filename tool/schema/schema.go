@@ -111,7 +111,8 @@ func leaf(e *jsonschema.ValidationError) string {
 	case *kind.Required:
 		return join(at, fmt.Sprintf("%s required", plural(k.Missing, "is", "are")))
 	case *kind.AdditionalProperties:
-		return join(at, fmt.Sprintf("unknown field %s: remove it (names are case-sensitive)", strings.Join(quoted(k.Properties), ", ")))
+		props := slices.Sorted(slices.Values(k.Properties)) // from a map: sort for stable text
+		return join(at, fmt.Sprintf("unknown field %s: remove it (names are case-sensitive)", strings.Join(quoted(props), ", ")))
 	case *kind.Type:
 		if at == "" {
 			return fmt.Sprintf("expected %s, got %s", strings.Join(k.Want, " or "), k.Got)
