@@ -1,0 +1,90 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Local runs commands on this machine with the host's shell, as rein's own
+// user. It isolates nothing (see the package comment); it only makes sure a
+// command ends: when its timeout passes, when its context ends, and when its
+// shell exits, whatever the command started in its process group is killed.
+//
+// Choices made for a script that starts background processes (`server &`):
+// Exec returns as soon as the shell exits and kills the rest of the shell's
+// process group at that moment, so nothing outlives the call and a
+// background child that holds stdout open cannot keep Exec waiting. A script
+// that wants its background work to finish must `wait` for it. A process
+// that leaves the group (setsid, setpgid) escapes Local; Exec then stops
+// reading its output after a short drain and returns.
+//
+// On Linux the shell gets SIGKILL when rein dies (Pdeathsig), so a crash
+// does not leave the direct child running; its own children are beyond that
+// reach. Local runs on Linux only; elsewhere Exec returns ErrUnsupported.
+//
+// The zero Local is ready to use.
+type Local struct {
+	// Shell runs the script as `Shell -c Script`. Empty means /bin/bash,
+	// or /bin/sh where there is no bash.
+	Shell string
+	// MaxOutput is how many bytes of each of stdout and stderr are kept;
+	// 0 means DefaultMaxOutput.
+	MaxOutput int
+	// Grace is how long a timed-out command has between SIGTERM and
+	// SIGKILL; 0 means DefaultGrace, a negative value kills at once. An
+	// aborted command (its context ended) is killed at once regardless.
+	Grace time.Duration
+}
+
+var _ Executor = (*Local)(nil)
+
+// Name returns "local".
+func (*Local) Name() string { return "local" }
+
+// drainDelay bounds how long Exec keeps reading output after every process
+// of the group is gone; only a process that left the group can still hold
+// the pipes then.
+const drainDelay = 100 * time.Millisecond
+
+// shell returns the shell to run.
+func (l *Local) shell() string {
+	if l.Shell != "" {
+		return l.Shell
+	}
+	if _, err := os.Stat("/bin/bash"); err == nil {
+		return "/bin/bash"
+	}
+	return "/bin/sh"
+}
+
+func (l *Local) grace() time.Duration {
+	if l.Grace == 0 {
+		return DefaultGrace
+	}
+	return max(l.Grace, 0)
+}
+
+// prepare checks c and fills its defaults.
+func prepare(c Cmd) (Cmd, error) {
+	switch {
+	case !filepath.IsAbs(c.Dir):
+		return c, fmt.Errorf("%w: working directory %q is not absolute", ErrInvalid, c.Dir)
+	case c.Timeout < 0:
+		return c, fmt.Errorf("%w: negative timeout %v", ErrInvalid, c.Timeout)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Env == nil {
+		c.Env = MinimalEnv()
+	}
+	return c, nil
+}
+
+// aborted returns the error for a command stopped because ctx ended.
+func aborted(ctx context.Context) error {
+	return fmt.Errorf("%w: %w", ErrAborted, context.Cause(ctx))
+}

@@ -1,0 +1,133 @@
+// Package sandbox runs shell commands for rein's tools through an Executor:
+// one script, one working directory, a complete environment, a timeout, and
+// captured output of bounded size. Every backend keeps the same contract, so
+// a tool written against Executor runs unchanged on the local machine, in a
+// landlock+seccomp helper or in a container.
+//
+// Local, the backend in this package, runs the script with the host's shell
+// in its own process group and kills the whole group when the script ends,
+// times out or is aborted. It isolates nothing: the command runs as rein's
+// user, sees rein's file system and network. What it may do is bounded by the
+// gates before it runs (the shell, scope and network gates), not by Local.
+// Use an isolating backend when the gates alone are not enough.
+//
+// The package never decides whether a command may run, never parses the
+// script and never hands the parent's whole environment to a command.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+)
+
+// Defaults a backend applies when a Cmd or its own settings leave a value zero.
+const (
+	DefaultTimeout   = 120 * time.Second // Cmd.Timeout
+	DefaultMaxOutput = 64 << 10          // bytes kept of each of stdout and stderr
+	DefaultGrace     = 2 * time.Second   // from SIGTERM to SIGKILL on a timeout
+)
+
+// Cmd is one command to run.
+type Cmd struct {
+	// Script is a shell script, run by the backend's shell as `sh -c Script`.
+	Script string
+	// Dir is the absolute working directory. The caller has already checked
+	// that it lies inside the work dir; a backend refuses a relative one.
+	Dir string
+	// Env is the complete environment of the command. Nil means MinimalEnv;
+	// an empty, non-nil slice means no variables at all. A backend never adds
+	// the parent's environment.
+	Env []string
+	// Timeout bounds the run; 0 means DefaultTimeout. At the deadline the
+	// whole process group is stopped: SIGTERM, then SIGKILL after a grace.
+	Timeout time.Duration
+	// Stdin is the command's standard input; empty means /dev/null.
+	Stdin string
+}
+
+// Result is what a command did. A non-zero exit, a kill by a signal and a
+// timeout are all results, not errors.
+type Result struct {
+	// Stdout and Stderr are the captured output, each at most the backend's
+	// output cap: when longer, the head and the tail are kept with a
+	// "[… N bytes cut …]" line between them.
+	Stdout, Stderr string
+	// StdoutBytes and StderrBytes are the full sizes written.
+	StdoutBytes, StderrBytes int64
+	// ExitCode is the shell's exit status, or -1 when a signal killed it.
+	ExitCode int
+	// Signal names the signal that killed the shell ("killed",
+	// "terminated"), or is empty.
+	Signal string
+	// TimedOut reports that the run reached its timeout and was stopped.
+	TimedOut bool
+	// Duration is the time from start to the shell's end.
+	Duration time.Duration
+}
+
+// Cut reports whether any output was cut to fit the cap.
+func (r Result) Cut() bool {
+	return r.StdoutBytes > int64(len(r.Stdout)) || r.StderrBytes > int64(len(r.Stderr))
+}
+
+// Executor runs commands. Implementations are safe for concurrent use.
+//
+// Exec returns an error only when the command could not be started (wrapping
+// ErrInvalid, ErrStart or ErrUnsupported) or was aborted because ctx ended
+// (wrapping ErrAborted and context.Cause(ctx)); on abort the Result holds
+// what the command did until then. When Exec returns, no process it started
+// in the command's process group is left running.
+type Executor interface {
+	// Name names the backend, like "local".
+	Name() string
+	Exec(ctx context.Context, c Cmd) (Result, error)
+}
+
+// Errors Exec wraps, for callers to branch on with errors.Is.
+var (
+	// ErrInvalid marks a Cmd the backend refuses as given (a relative Dir,
+	// a negative Timeout).
+	ErrInvalid = errors.New("invalid command")
+	// ErrStart marks a command that could not be started (no such
+	// directory, no shell, out of processes).
+	ErrStart = errors.New("command could not be started")
+	// ErrAborted marks a command stopped because its context ended.
+	ErrAborted = errors.New("command aborted")
+	// ErrUnsupported marks a backend that does not run on this system.
+	ErrUnsupported = errors.New("executor not supported on this system")
+)
+
+// defaultPath is PATH when rein's own environment has none.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// MinimalEnv returns the environment a command gets when Cmd.Env is nil:
+// PATH and HOME taken from rein's environment (with defaults), LANG=C.UTF-8,
+// TERM=dumb, TMPDIR, and USER when known. Nothing else of rein's environment
+// is passed on, so API keys and tokens in it stay out of commands.
+func MinimalEnv() []string {
+	path := os.Getenv("PATH")
+	if path == "" {
+		path = defaultPath
+	}
+	home := os.Getenv("HOME")
+	if home == "" {
+		home = "/"
+	}
+	env := []string{
+		"HOME=" + home,
+		"LANG=C.UTF-8",
+		"PATH=" + path,
+		"TERM=dumb",
+		"TMPDIR=" + os.TempDir(),
+	}
+	user := os.Getenv("USER")
+	if user == "" {
+		user = os.Getenv("LOGNAME")
+	}
+	if user != "" {
+		env = append(env, "USER="+user)
+	}
+	return env
+}
