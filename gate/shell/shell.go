@@ -1,0 +1,296 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/reinhq/rein/gate"
+)
+
+// Limits on what is judged. Beyond them a command line is refused.
+const (
+	// MaxInput is the largest command line judged, in bytes.
+	MaxInput = 64 << 10
+	// MaxDepth bounds nested shell strings (bash -c "bash -c '...'", eval,
+	// here-documents fed to a shell, substitutions).
+	MaxDepth = 8
+	// maxParses bounds the number of nested strings parsed for one line.
+	maxParses = 64
+	// maxNodes bounds the statements and words walked for one line.
+	maxNodes = 20000
+	// maxBraceWords bounds the words one brace expansion may produce.
+	maxBraceWords = 256
+)
+
+// Sentinel errors recorded in Analysis.Err.
+var (
+	// ErrTooLarge marks a command line over MaxInput bytes.
+	ErrTooLarge = errors.New("command line too large to check")
+	// ErrTooDeep marks nesting beyond MaxDepth or too much work.
+	ErrTooDeep = errors.New("command line too deeply nested to check")
+)
+
+// Options says where commands run.
+type Options struct {
+	WorkDir string // absolute path of the work dir; relative paths in commands are relative to it
+	Home    string // the user's home for ~ and $HOME expansion; "" means unknown (treat ~ as outside)
+}
+
+// Command is one simple command found in a command line.
+type Command struct {
+	Name    string   // resolved command name: basename of the literal word ("/usr/bin/curl" -> "curl"); "" if not literal
+	Args    []string // the literal argument words after the name, quotes removed; a non-literal word is recorded as "" and sets Dynamic
+	Dynamic bool     // the name or an argument is built from variables, substitutions, globs-with-vars...
+	Via     []string // wrapper chain it was found inside, outermost first, e.g. ["sudo", "bash -c"]
+}
+
+// Finding is one reason to refuse or to ask.
+type Finding struct {
+	Decision gate.Decision // gate.Deny or gate.Ask
+	Rule     string        // stable short id, e.g. "net-tool"
+	Reason   string        // precise, for humans and the audit log
+	Command  string        // the offending command, as written
+}
+
+func (f Finding) String() string {
+	return fmt.Sprintf("%s %s: %s (%s)", f.Decision, f.Rule, f.Reason, f.Command)
+}
+
+// Analysis is the judgement of one command line.
+type Analysis struct {
+	Decision gate.Decision // Deny if any Deny finding, else Ask if any Ask finding, else Allow
+	Commands []Command     // every simple command found anywhere, in source order
+	Findings []Finding
+	Err      error // parse error or limit (then Decision is Deny)
+}
+
+// Summary returns one line: the decision and the rules that fired.
+func (a Analysis) Summary() string {
+	if len(a.Findings) == 0 {
+		return a.Decision.String()
+	}
+	var b strings.Builder
+	b.WriteString(a.Decision.String())
+	b.WriteString(":")
+	seen := make(map[string]bool, len(a.Findings))
+	for _, f := range a.Findings {
+		if seen[f.Rule] {
+			continue
+		}
+		seen[f.Rule] = true
+		b.WriteString(" ")
+		b.WriteString(f.Rule)
+	}
+	return b.String()
+}
+
+// Rules returns the distinct rule ids of the findings, in order.
+func (a Analysis) Rules() []string {
+	var rules []string
+	for _, f := range a.Findings {
+		dup := false
+		for _, r := range rules {
+			if r == f.Rule {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			rules = append(rules, f.Rule)
+		}
+	}
+	return rules
+}
+
+// Analyze parses src as bash and judges every command in it.
+func Analyze(src string, o Options) Analysis {
+	return analyzeWith(src, o, newParser(), "")
+}
+
+func newParser() *syntax.Parser {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+}
+
+// analyzeWith judges src with a parser the caller owns, run in dir (relative
+// to the work dir; "" is the work dir); a panic inside the analysis denies.
+func analyzeWith(src string, o Options, p *syntax.Parser, dir string) (res Analysis) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = Analysis{Decision: gate.Deny, Err: fmt.Errorf("shell analysis failed: %v", r),
+				Findings: []Finding{{Decision: gate.Deny, Rule: "internal-error",
+					Reason: fmt.Sprintf("the analysis failed (%v), so the command is refused", r), Command: clip(src)}}}
+		}
+	}()
+	return analyzeIn(src, o, p, dir)
+}
+
+// analyze is analyzeWith without the recover, for the fuzzer.
+func analyze(src string, o Options, p *syntax.Parser) Analysis { return analyzeIn(src, o, p, "") }
+
+func analyzeIn(src string, o Options, p *syntax.Parser, dir string) Analysis {
+	a := newAnalyzer(o, p)
+	if len(src) > MaxInput {
+		a.res.Err = fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(src), MaxInput)
+		a.deny("too-large", fmt.Sprintf("the command line is %d bytes, over the %d-byte limit", len(src), MaxInput), clip(src))
+		return a.finish()
+	}
+	f, err := p.Parse(strings.NewReader(src), "")
+	if err != nil {
+		a.res.Err = fmt.Errorf("parse: %w", err)
+		a.deny("parse-error", "the command line does not parse: "+err.Error(), clip(src))
+		return a.finish()
+	}
+	sc := &scope{src: src, cwd: a.startDir()}
+	if dir != "" {
+		a.cd([]arg{litArg("cd"), litArg(dir)}, sc)
+	}
+	a.walkStmts(f.Stmts, sc)
+	return a.finish()
+}
+
+// analyzer holds the state of one analysis. It is not shared.
+type analyzer struct {
+	work string // cleaned WorkDir, "" when unknown
+	home string // cleaned Home, "" when unknown
+	// homeVar is the value $HOME is taken to have: home, unless the line
+	// assigns or unsets HOME, then "" (unknown).
+	homeVar string
+	p       *syntax.Parser
+	res     Analysis
+	funcs   map[string]*funcInfo
+	scripts map[string]script // files written in this line, by absolute path
+	cdPath  bool              // CDPATH was set: relative cd targets may go anywhere
+	cdVars  bool              // cdable_vars may be on: cd targets may be variables
+	parses  int
+	nodes   int
+	limited bool
+}
+
+type funcInfo struct {
+	movesDir bool // the body changes the working directory
+}
+
+func newAnalyzer(o Options, p *syntax.Parser) *analyzer {
+	a := &analyzer{p: p}
+	if o.WorkDir != "" && filepath.IsAbs(o.WorkDir) {
+		a.work = filepath.Clean(o.WorkDir)
+	}
+	if o.Home != "" && filepath.IsAbs(o.Home) {
+		a.home = filepath.Clean(o.Home)
+	}
+	a.homeVar = a.home
+	return a
+}
+
+func (a *analyzer) startDir() dirs {
+	if a.work == "" {
+		return dirs{unknown: true}
+	}
+	return dirs{list: []string{a.work}}
+}
+
+func (a *analyzer) finish() Analysis {
+	d := gate.Allow
+	for _, f := range a.res.Findings {
+		if f.Decision == gate.Deny {
+			d = gate.Deny
+			break
+		}
+		if f.Decision == gate.Ask {
+			d = gate.Ask
+		}
+	}
+	if a.res.Err != nil {
+		d = gate.Deny
+	}
+	a.res.Decision = d
+	return a.res
+}
+
+func (a *analyzer) add(d gate.Decision, rule, reason, cmd string) {
+	for _, f := range a.res.Findings {
+		if f.Rule == rule && f.Reason == reason && f.Command == cmd {
+			return
+		}
+	}
+	a.res.Findings = append(a.res.Findings, Finding{Decision: d, Rule: rule, Reason: reason, Command: clip(cmd)})
+}
+
+func (a *analyzer) deny(rule, reason, cmd string) { a.add(gate.Deny, rule, reason, cmd) }
+func (a *analyzer) ask(rule, reason, cmd string)  { a.add(gate.Ask, rule, reason, cmd) }
+
+// tick counts work; past the budget the line is refused and walking stops.
+func (a *analyzer) tick() bool {
+	a.nodes++
+	if a.nodes > maxNodes {
+		a.tooDeep("the command line is too complex to check")
+		return false
+	}
+	return !a.limited
+}
+
+func (a *analyzer) tooDeep(reason string) {
+	if !a.limited {
+		a.limited = true
+		a.res.Err = fmt.Errorf("%w: %s", ErrTooDeep, reason)
+		a.deny("too-deep", reason, "")
+	}
+}
+
+// nested parses text as shell and walks it as if it ran where sc runs.
+// shared means the text runs in the same shell (eval, source): directory
+// changes inside it carry on after it. soft drops parse errors (for text
+// only guessed to be shell, like string literals of a script).
+func (a *analyzer) nested(text string, sc *scope, via string, shared, soft bool, cmd string) {
+	if sc.depth+1 > MaxDepth {
+		a.tooDeep(fmt.Sprintf("commands are nested more than %d levels deep", MaxDepth))
+		return
+	}
+	a.parses++
+	if a.parses > maxParses {
+		a.tooDeep("too many nested command strings to check")
+		return
+	}
+	if len(text) > MaxInput {
+		a.deny("too-large", "a nested command string is over the size limit", cmd)
+		return
+	}
+	f, err := a.p.Parse(strings.NewReader(text), "")
+	if err != nil {
+		if !soft {
+			a.deny("parse-error", fmt.Sprintf("the command string run by %s does not parse: %v", via, err), cmd)
+		}
+		return
+	}
+	inner := *sc
+	inner.src = text
+	inner.depth++
+	inner.via = appendVia(sc.via, via)
+	a.walkStmts(f.Stmts, &inner)
+	if shared {
+		sc.cwd = inner.cwd
+	}
+}
+
+func appendVia(via []string, v string) []string {
+	out := make([]string, len(via), len(via)+1)
+	copy(out, via)
+	return append(out, v)
+}
+
+// clip shortens text for a finding.
+func clip(s string) string {
+	const max = 300
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
