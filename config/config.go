@@ -7,9 +7,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,13 +19,32 @@ import (
 
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/gate/permission"
 )
 
 // Config is rein's effective configuration.
 type Config struct {
-	Limits Limits `toml:"limits" json:"limits"`
-	Tools  Tools  `toml:"tools" json:"tools"`
-	Audit  Audit  `toml:"audit" json:"audit"`
+	Limits      Limits      `toml:"limits" json:"limits"`
+	Tools       Tools       `toml:"tools" json:"tools"`
+	Permissions Permissions `toml:"permissions" json:"permissions"`
+	Network     Network     `toml:"network" json:"network"`
+	Audit       Audit       `toml:"audit" json:"audit"`
+}
+
+// Permissions are the permission mode and the user's rules.
+type Permissions struct {
+	// Mode is plan, default, accept-edits or bypass.
+	Mode string `toml:"mode" json:"mode"`
+	// Rules allow, ask about or deny calls by tool and pattern. Rules from
+	// every file are kept, in the order the files are read.
+	Rules []permission.Rule `toml:"rules" json:"rules"`
+}
+
+// Network configures webfetch's network gate.
+type Network struct {
+	// Allow lists internal hosts ("host" or "host:port") the user lets
+	// webfetch reach; public hosts need no entry.
+	Allow []string `toml:"allow" json:"allow"`
 }
 
 // Limits cap a run (see budget.Limits).
@@ -45,8 +66,11 @@ func (l Limits) Budget() budget.Limits {
 type Tools struct {
 	// Allow is the session's allowlist: the tools the model may see and call.
 	Allow []string `toml:"allow" json:"allow"`
-	// ReadChunk is how many characters read_file hands out per call.
-	ReadChunk int `toml:"read_chunk" json:"read_chunk"`
+	// ReadLines is how many lines read_file returns when the model gives no limit.
+	ReadLines int `toml:"read_lines" json:"read_lines"`
+	// Limits caps how many times a side-effecting tool may run per session
+	// (irreversible tools default to 1).
+	Limits map[string]int `toml:"limits" json:"limits,omitempty"`
 }
 
 // Audit configures the audit log.
@@ -82,9 +106,18 @@ func Default() Config {
 	return Config{
 		Limits: Limits{MaxSteps: b.MaxSteps, MaxToolCalls: b.MaxToolCalls, MaxTokens: b.MaxTokens,
 			MaxCostUSD: b.MaxCostUSD, Timeout: Duration(b.MaxWall)},
-		Tools: Tools{Allow: []string{"read_file", "calc"}, ReadChunk: 8000},
-		Audit: Audit{Durability: "flush"},
+		Tools:       Tools{Allow: DefaultTools(), ReadLines: 2000},
+		Permissions: Permissions{Mode: string(permission.Default)},
+		Audit:       Audit{Durability: "flush"},
 	}
+}
+
+// DefaultTools is the default allowlist: the work-dir tools, the shell, the
+// web, planning and calc. What runs without a human is the permission
+// mode's decision.
+func DefaultTools() []string {
+	return []string{"read_file", "glob", "grep", "write_file", "edit_file", "run_bash", "webfetch",
+		"scratchpad_read", "scratchpad_write", "todo_append", "todo_list", "todo_update", "ask_question", "calc"}
 }
 
 // Validate checks values that TOML types alone cannot.
@@ -92,8 +125,16 @@ func (c Config) Validate() error {
 	if err := c.Limits.Budget().Validate(); err != nil {
 		return err
 	}
-	if c.Tools.ReadChunk <= 0 {
-		return fmt.Errorf("tools.read_chunk is %d: it must be a positive number of characters", c.Tools.ReadChunk)
+	if c.Tools.ReadLines <= 0 || c.Tools.ReadLines > 2000 {
+		return fmt.Errorf("tools.read_lines is %d: it must be between 1 and 2000", c.Tools.ReadLines)
+	}
+	for name, n := range c.Tools.Limits {
+		if n <= 0 {
+			return fmt.Errorf("tools.limits.%s is %d: a limit must be at least 1 (remove the tool from tools.allow to forbid it)", name, n)
+		}
+	}
+	if _, err := permission.ParseMode(c.Permissions.Mode); err != nil {
+		return fmt.Errorf("permissions.mode: %w", err)
 	}
 	if _, err := c.Audit.Level(); err != nil {
 		return err
@@ -114,9 +155,17 @@ func (a Audit) Level() (audit.Durability, error) {
 
 // Source is one configuration file to apply. A Required file that does not
 // exist is an error; an optional one is skipped.
+//
+// A Narrow source (the project's .rein/config.toml, which comes with the
+// repository and may have been written by anyone) can only take rights
+// away: it may shorten the allowlist and the limits, make the mode
+// stricter and add ask and deny rules; it may not add tools, raise limits,
+// loosen the mode, add allow rules, allow internal hosts or move the audit
+// log. Trying to is an error that names the key.
 type Source struct {
 	Path     string
 	Required bool
+	Narrow   bool
 }
 
 // Load applies the sources over the defaults, in order.
@@ -143,7 +192,10 @@ func apply(c *Config, s Source) error {
 	}
 	// Decode into a copy, so a bad file changes nothing.
 	next := *c
-	next.Tools.Allow = append([]string(nil), c.Tools.Allow...)
+	next.Tools.Allow = slices.Clone(c.Tools.Allow)
+	next.Tools.Limits = maps.Clone(c.Tools.Limits)
+	next.Network.Allow = slices.Clone(c.Network.Allow)
+	next.Permissions.Rules = nil // rules accumulate: decode this file's alone
 	md, err := toml.Decode(string(data), &next)
 	if err != nil {
 		var perr toml.ParseError
@@ -159,7 +211,67 @@ func apply(c *Config, s Source) error {
 		}
 		return fmt.Errorf("config %s: unknown key %s (known: %s)", s.Path, strings.Join(keys, ", "), strings.Join(Keys(), ", "))
 	}
+	if s.Narrow {
+		if err := narrows(c, &next, md); err != nil {
+			return fmt.Errorf("config %s: %w (a project's config may only take rights away; widen them in your own config or with flags)", s.Path, err)
+		}
+	}
+	next.Permissions.Rules = append(slices.Clone(c.Permissions.Rules), next.Permissions.Rules...)
 	*c = next
+	return nil
+}
+
+// narrows checks that next takes no right that prev did not give.
+func narrows(prev, next *Config, md toml.MetaData) error {
+	for _, t := range next.Tools.Allow {
+		if !slices.Contains(prev.Tools.Allow, t) {
+			return fmt.Errorf("tools.allow adds %q", t)
+		}
+	}
+	for name, n := range next.Tools.Limits {
+		if old, ok := prev.Tools.Limits[name]; ok && n > old {
+			return fmt.Errorf("tools.limits.%s raises the limit from %d to %d", name, old, n)
+		}
+	}
+	type num struct {
+		key      string
+		was, now float64
+	}
+	for _, n := range []num{
+		{"limits.max_steps", float64(prev.Limits.MaxSteps), float64(next.Limits.MaxSteps)},
+		{"limits.max_tool_calls", float64(prev.Limits.MaxToolCalls), float64(next.Limits.MaxToolCalls)},
+		{"limits.max_tokens", float64(prev.Limits.MaxTokens), float64(next.Limits.MaxTokens)},
+		{"limits.max_cost_usd", prev.Limits.MaxCostUSD, next.Limits.MaxCostUSD},
+		{"limits.timeout", float64(prev.Limits.Timeout), float64(next.Limits.Timeout)},
+	} {
+		// 0 means "no cap": lifting a cap to 0 widens too.
+		if n.was > 0 && (n.now > n.was || n.now <= 0) {
+			return fmt.Errorf("%s raises the limit", n.key)
+		}
+	}
+	if next.Permissions.Mode != prev.Permissions.Mode {
+		pm, _ := permission.ParseMode(prev.Permissions.Mode)
+		nm, err := permission.ParseMode(next.Permissions.Mode)
+		if err != nil {
+			return fmt.Errorf("permissions.mode: %w", err)
+		}
+		if nm.Looser(pm) {
+			return fmt.Errorf("permissions.mode %q is looser than %q", nm, pm)
+		}
+	}
+	for i, r := range next.Permissions.Rules {
+		if r.Decision == "allow" {
+			return fmt.Errorf("permissions.rules[%d] is an allow rule", i)
+		}
+	}
+	for _, h := range next.Network.Allow {
+		if !slices.Contains(prev.Network.Allow, h) {
+			return fmt.Errorf("network.allow adds %q", h)
+		}
+	}
+	if md.IsDefined("audit", "dir") {
+		return errors.New("audit.dir moves the audit log")
+	}
 	return nil
 }
 

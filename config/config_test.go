@@ -32,8 +32,9 @@ func TestDefault(t *testing.T) {
 	want := config.Config{
 		Limits: config.Limits{MaxSteps: 40, MaxToolCalls: 200, MaxTokens: 200_000, MaxCostUSD: 0,
 			Timeout: config.Duration(30 * time.Minute)},
-		Tools: config.Tools{Allow: []string{"read_file", "calc"}, ReadChunk: 8000},
-		Audit: config.Audit{Dir: "", Durability: "flush"},
+		Tools:       config.Tools{Allow: config.DefaultTools(), ReadLines: 2000},
+		Permissions: config.Permissions{Mode: "default"},
+		Audit:       config.Audit{Dir: "", Durability: "flush"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Default() = %+v, want %+v", c, want)
@@ -85,7 +86,7 @@ timeout = "1h30m"
 
 [tools]
 allow = ["send_email"]
-read_chunk = 100
+read_lines = 100
 
 [audit]
 dir = "/var/log/rein"
@@ -93,7 +94,7 @@ durability = "fsync"
 `}, func(c *config.Config) {
 			c.Limits = config.Limits{MaxSteps: 5, MaxToolCalls: 6, MaxTokens: 7, MaxCostUSD: 1.25,
 				Timeout: config.Duration(90 * time.Minute)}
-			c.Tools = config.Tools{Allow: []string{"send_email"}, ReadChunk: 100}
+			c.Tools = config.Tools{Allow: []string{"send_email"}, ReadLines: 100}
 			c.Audit = config.Audit{Dir: "/var/log/rein", Durability: "fsync"}
 		}},
 		{"allow replaced, not merged", []string{"[tools]\nallow = [\"calc\"]\n"},
@@ -105,9 +106,9 @@ durability = "fsync"
 			"[limits]\nmax_steps = 20\n",
 		}, func(c *config.Config) { c.Limits.MaxSteps = 20; c.Limits.MaxToolCalls = 11 }},
 		{"files set different sections", []string{
-			"[tools]\nread_chunk = 50\n",
+			"[tools]\nread_lines = 50\n",
 			"[audit]\ndurability = \"fsync\"\n",
-		}, func(c *config.Config) { c.Tools.ReadChunk = 50; c.Audit.Durability = "fsync" }},
+		}, func(c *config.Config) { c.Tools.ReadLines = 50; c.Audit.Durability = "fsync" }},
 		{"later allow replaces earlier", []string{
 			"[tools]\nallow = [\"a\", \"b\", \"c\"]\n",
 			"[tools]\nallow = [\"d\"]\n",
@@ -172,8 +173,10 @@ func TestLoadErrors(t *testing.T) {
 		{"negative max_tokens", "[limits]\nmax_tokens = -5\n", []string{"max tokens is -5"}},
 		{"negative cost", "[limits]\nmax_cost_usd = -0.5\n", []string{"max cost is -0.5"}},
 		{"negative timeout", "[limits]\ntimeout = \"-1m\"\n", []string{"max wall time is -1m0s"}},
-		{"read_chunk 0", "[tools]\nread_chunk = 0\n", []string{"tools.read_chunk is 0", "positive"}},
-		{"read_chunk negative", "[tools]\nread_chunk = -8\n", []string{"tools.read_chunk is -8"}},
+		{"read_lines 0", "[tools]\nread_lines = 0\n", []string{"tools.read_lines is 0", "between 1 and 2000"}},
+		{"read_lines too many", "[tools]\nread_lines = 2001\n", []string{"tools.read_lines is 2001"}},
+		{"limit 0", "[tools.limits]\nsend_email = 0\n", []string{"tools.limits.send_email is 0", "remove the tool"}},
+		{"bad mode", "[permissions]\nmode = \"yolo\"\n", []string{"permissions.mode", `unknown mode "yolo"`}},
 		{"durability sometimes", "[audit]\ndurability = \"sometimes\"\n",
 			[]string{`audit.durability is "sometimes"`, `"flush" or "fsync"`}},
 	}
@@ -221,9 +224,9 @@ func TestUnknownKeyListsAllKeys(t *testing.T) {
 // what Load returns, not in the defaults, not in a later Load.
 func TestBadFileChangesNothing(t *testing.T) {
 	t.Parallel()
-	good := file(t, "[tools]\nallow = [\"calc\"]\nread_chunk = 10\n")
+	good := file(t, "[tools]\nallow = [\"calc\"]\nread_lines = 10\n")
 	bads := []string{
-		"[tools]\nallow = [\"send_email\"]\nread_chunk = 0\n",        // decodes, then fails Validate
+		"[tools]\nallow = [\"send_email\"]\nread_lines = 0\n",        // decodes, then fails Validate
 		"[tools]\nallow = [\"send_email\"]\nbogus = 1\n",             // decodes, then an unknown key
 		"[tools]\nallow = [\"send_email\"]\n[limits]\nmax_steps = x", // a syntax error after a good part
 	}
@@ -235,10 +238,10 @@ func TestBadFileChangesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Load(good) after a bad load: %v", err)
 		}
-		if !slices.Equal(c.Tools.Allow, []string{"calc"}) || c.Tools.ReadChunk != 10 {
+		if !slices.Equal(c.Tools.Allow, []string{"calc"}) || c.Tools.ReadLines != 10 {
 			t.Errorf("Load(good) after a bad load = %+v", c.Tools)
 		}
-		if !reflect.DeepEqual(config.Default().Tools.Allow, []string{"read_file", "calc"}) {
+		if !reflect.DeepEqual(config.Default().Tools.Allow, config.DefaultTools()) {
 			t.Errorf("the defaults changed after a bad load: %v", config.Default().Tools.Allow)
 		}
 	}
@@ -248,7 +251,8 @@ func TestKeys(t *testing.T) {
 	t.Parallel()
 	want := []string{
 		"limits.max_steps", "limits.max_tool_calls", "limits.max_tokens", "limits.max_cost_usd", "limits.timeout",
-		"tools.allow", "tools.read_chunk",
+		"tools.allow", "tools.read_lines", "tools.limits",
+		"permissions.mode", "permissions.rules", "network.allow",
 		"audit.dir", "audit.durability",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {
@@ -259,6 +263,9 @@ func TestKeys(t *testing.T) {
 	values := map[string]string{
 		"limits.timeout": `"1m"`, "tools.allow": `["calc"]`, "audit.dir": `"/tmp/x"`,
 		"audit.durability": `"fsync"`, "limits.max_cost_usd": "1.5",
+		"tools.limits": "{ send_email = 2 }", "permissions.mode": `"plan"`,
+		"permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "git push" }]`,
+		"network.allow":     `["intranet.example:8080"]`,
 	}
 	for _, k := range want {
 		v, ok := values[k]
@@ -344,5 +351,76 @@ func TestUserFile(t *testing.T) {
 				t.Errorf("UserFile() with XDG_CONFIG_HOME=%q HOME=%q = %q, want %q", tt.xdg, tt.home, got, tt.want)
 			}
 		})
+	}
+}
+
+// A project's config comes with the repository: it may take rights away,
+// never add them.
+func TestNarrowSource(t *testing.T) {
+	t.Parallel()
+	user := file(t, `
+[limits]
+max_steps = 20
+[tools]
+allow = ["read_file", "run_bash", "calc"]
+[tools.limits]
+send_email = 2
+[permissions]
+mode = "accept-edits"
+[[permissions.rules]]
+tool = "run_bash"
+decision = "allow"
+command = "go test"
+[network]
+allow = ["intranet.example"]
+`)
+	narrow := func(content string) config.Source {
+		s := file(t, content)
+		s.Narrow = true
+		return s
+	}
+	// What a project may do.
+	c, err := config.Load(user, narrow(`
+[limits]
+max_steps = 10
+[tools]
+allow = ["read_file"]
+[tools.limits]
+send_email = 1
+[permissions]
+mode = "plan"
+[[permissions.rules]]
+tool = "run_bash"
+decision = "deny"
+command = "git push"
+[network]
+allow = []
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Limits.MaxSteps != 10 || !slices.Equal(c.Tools.Allow, []string{"read_file"}) || c.Permissions.Mode != "plan" ||
+		len(c.Permissions.Rules) != 2 || c.Permissions.Rules[1].Decision != "deny" || c.Tools.Limits["send_email"] != 1 {
+		t.Fatalf("%+v", c)
+	}
+	// What it may not.
+	for _, bad := range []struct{ content, want string }{
+		{"[tools]\nallow = [\"read_file\", \"webfetch\"]\n", `tools.allow adds "webfetch"`},
+		{"[limits]\nmax_steps = 50\n", "limits.max_steps raises"},
+		{"[limits]\nmax_steps = 0\n", "limits.max_steps raises"},
+		{"[tools.limits]\nsend_email = 5\n", "tools.limits.send_email raises"},
+		{"[permissions]\nmode = \"bypass\"\n", `"bypass" is looser`},
+		{"[[permissions.rules]]\ntool = \"run_bash\"\ndecision = \"allow\"\ncommand = \"curl\"\n", "allow rule"},
+		{"[network]\nallow = [\"169.254.169.254\"]\n", `network.allow adds "169.254.169.254"`},
+		{"[audit]\ndir = \"/tmp/x\"\n", "audit.dir"},
+	} {
+		_, err := config.Load(user, narrow(bad.content))
+		if err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), "only take rights away") {
+			t.Errorf("%q: %v, want an error containing %q", bad.content, err, bad.want)
+		}
+	}
+	// The same file as a trusted source widens as asked.
+	if c, err := config.Load(user, file(t, "[tools]\nallow = [\"webfetch\"]\n")); err != nil || c.Tools.Allow[0] != "webfetch" {
+		t.Errorf("%v %v", c.Tools.Allow, err)
 	}
 }

@@ -1,0 +1,311 @@
+// Package permission is the gate of permission modes and rules: what the
+// user lets run without asking. It comes after the hard gates (scope, shell,
+// network, confirm, limit), which no mode and no rule can override: a Deny
+// there is final, and what they ask about is asked in every mode.
+//
+// Modes:
+//   - default: read-only and planning tools run; everything else asks.
+//   - accept-edits: file edits inside the work dir run too; the shell asks.
+//   - plan: read-only; writes and the shell are refused.
+//   - bypass: everything the hard gates allow runs; what they would ask
+//     about is refused instead (see gate.Pipeline.WithoutAsking).
+//
+// Rules refine a mode per tool and per pattern: a run_bash command prefix,
+// matched on the parsed command (never on its text), or a glob over path
+// arguments. Deny beats ask beats allow. An allow rule on a command line
+// matches only when every command in it matches; a deny or ask rule matches
+// when any does, so `go test ./... && curl …` is not allowed by "go test".
+package permission
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/shell"
+	"github.com/reinhq/rein/tool"
+)
+
+// Name is the gate's name.
+const Name = "permission"
+
+// Mode is a permission mode.
+type Mode string
+
+// The modes, from the strictest.
+const (
+	Plan        Mode = "plan"
+	Default     Mode = "default"
+	AcceptEdits Mode = "accept-edits"
+	Bypass      Mode = "bypass"
+)
+
+// Modes lists the modes from the strictest.
+func Modes() []Mode { return []Mode{Plan, Default, AcceptEdits, Bypass} }
+
+// ParseMode parses a mode name.
+func ParseMode(s string) (Mode, error) {
+	m := Mode(s)
+	if slices.Contains(Modes(), m) {
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown mode %q: use plan, default, accept-edits or bypass", s)
+}
+
+// Looser reports whether m lets more run without a human than other.
+func (m Mode) Looser(other Mode) bool {
+	return slices.Index(Modes(), m) > slices.Index(Modes(), other)
+}
+
+// Rule allows, asks about or denies calls of one tool, optionally only those
+// matching a command prefix or a path glob.
+type Rule struct {
+	// Tool is the tool's name; "*" means every tool.
+	Tool string `toml:"tool" json:"tool"`
+	// Decision is "allow", "ask" or "deny".
+	Decision string `toml:"decision" json:"decision"`
+	// Command is a command prefix in words ("go test"), for tools with a
+	// command argument. The first word matches a command by its basename.
+	Command string `toml:"command" json:"command,omitempty"`
+	// Path is a glob over the call's path arguments ("docs/**", "*.lock").
+	Path string `toml:"path" json:"path,omitempty"`
+	// Match and NoMatch are examples (command lines, or paths) the rule must
+	// and must not match; they are checked when the rule is compiled.
+	Match   []string `toml:"match" json:"match,omitempty"`
+	NoMatch []string `toml:"no_match" json:"no_match,omitempty"`
+}
+
+type rule struct {
+	Rule
+	decision gate.Decision
+	words    []string
+}
+
+// Gate applies a mode and rules.
+type Gate struct {
+	mode  Mode
+	rules []rule
+	sh    shell.Options
+}
+
+var _ gate.Gate = (*Gate)(nil)
+
+// NewGate compiles the rules for a mode. sh tells the shell parser where
+// the work dir is. A rule that is malformed, or that does not match its own
+// examples, is an error naming the rule.
+func NewGate(mode Mode, rules []Rule, sh shell.Options) (*Gate, error) {
+	if _, err := ParseMode(string(mode)); err != nil {
+		return nil, err
+	}
+	g := &Gate{mode: mode, sh: sh}
+	for i, r := range rules {
+		cr, err := compile(r, sh)
+		if err != nil {
+			return nil, fmt.Errorf("permission rule %d (tool %q): %w", i+1, r.Tool, err)
+		}
+		g.rules = append(g.rules, cr)
+	}
+	return g, nil
+}
+
+func compile(r Rule, sh shell.Options) (rule, error) {
+	cr := rule{Rule: r}
+	if r.Tool == "" {
+		return cr, fmt.Errorf(`"tool" is required (a tool name, or "*")`)
+	}
+	if err := cr.decision.UnmarshalText([]byte(r.Decision)); err != nil {
+		return cr, err
+	}
+	if r.Command != "" && r.Path != "" {
+		return cr, fmt.Errorf("a rule has a command or a path, not both: write two rules")
+	}
+	if r.Command != "" {
+		a := shell.Analyze(r.Command, sh)
+		if a.Err != nil || len(a.Commands) != 1 || a.Commands[0].Dynamic || a.Commands[0].Name == "" {
+			return cr, fmt.Errorf("command %q must be one plain command prefix, like \"go test\"", r.Command)
+		}
+		cr.words = append([]string{a.Commands[0].Name}, a.Commands[0].Args...)
+	}
+	if r.Path != "" {
+		if _, err := path.Match(strings.TrimSuffix(r.Path, "/**"), "x"); err != nil {
+			return cr, fmt.Errorf("path %q is not a valid glob: %w", r.Path, err)
+		}
+	}
+	if (len(r.Match) > 0 || len(r.NoMatch) > 0) && r.Command == "" && r.Path == "" {
+		return cr, fmt.Errorf("examples need a command or a path to match against")
+	}
+	for _, ex := range r.Match {
+		if !cr.matchExample(ex, sh) {
+			return cr, fmt.Errorf("the rule does not match its example %q", ex)
+		}
+	}
+	for _, ex := range r.NoMatch {
+		if cr.matchExample(ex, sh) {
+			return cr, fmt.Errorf("the rule matches %q, which it must not match", ex)
+		}
+	}
+	return cr, nil
+}
+
+func (r *rule) matchExample(ex string, sh shell.Options) bool {
+	if r.Command != "" {
+		return r.matchCommand(shell.Analyze(ex, sh))
+	}
+	return r.matchPaths([]string{ex})
+}
+
+// matchCommand: an allow rule needs every command to match, others any.
+func (r *rule) matchCommand(a shell.Analysis) bool {
+	if a.Err != nil || len(a.Commands) == 0 {
+		return r.decision != gate.Allow && a.Err != nil // an unparsable line is never allowed by a rule
+	}
+	all, any := true, false
+	for _, c := range a.Commands {
+		ok := !c.Dynamic && prefix(r.words, c)
+		all, any = all && ok, any || ok
+	}
+	if r.decision == gate.Allow {
+		return all && a.Decision == gate.Allow
+	}
+	return any
+}
+
+func prefix(words []string, c shell.Command) bool {
+	if len(words) == 0 || c.Name != path.Base(words[0]) || len(c.Args) < len(words)-1 {
+		return false
+	}
+	for i, w := range words[1:] {
+		if c.Args[i] != w {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *rule) matchPaths(paths []string) bool {
+	if len(paths) == 0 {
+		return false
+	}
+	all, any := true, false
+	for _, p := range paths {
+		ok := globMatch(r.Path, path.Clean(strings.TrimPrefix(p, "./")))
+		all, any = all && ok, any || ok
+	}
+	if r.decision == gate.Allow {
+		return all
+	}
+	return any
+}
+
+// globMatch is path.Match, with a trailing "/**" meaning "anything under".
+func globMatch(pattern, p string) bool {
+	if dir, ok := strings.CutSuffix(pattern, "/**"); ok {
+		if m, _ := path.Match(dir, p); m {
+			return true
+		}
+		for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+			if m, _ := path.Match(dir, d); m {
+				return true
+			}
+		}
+		return false
+	}
+	m, _ := path.Match(pattern, p)
+	return m
+}
+
+func (r *rule) matches(c *gate.Call, sh shell.Options) bool {
+	if r.Tool != "*" && r.Tool != c.Name {
+		return false
+	}
+	switch {
+	case r.Command != "":
+		seen, matched := 0, 0
+		for _, name := range c.Tool.Spec().ArgsWith(tool.RoleCommand) {
+			if v, ok := c.Str(name); ok {
+				seen++
+				if r.matchCommand(shell.Analyze(v, sh)) {
+					matched++
+				}
+			}
+		}
+		if r.decision == gate.Allow {
+			return seen > 0 && matched == seen
+		}
+		return matched > 0
+	case r.Path != "":
+		var paths []string
+		spec := c.Tool.Spec()
+		for _, role := range []tool.Role{tool.RolePath, tool.RoleGlob, tool.RoleDir} {
+			for _, name := range spec.ArgsWith(role) {
+				if v, ok := c.Str(name); ok {
+					paths = append(paths, v)
+				}
+			}
+		}
+		return r.matchPaths(paths)
+	}
+	return true
+}
+
+// Name returns "permission".
+func (*Gate) Name() string { return Name }
+
+// Mode returns the gate's mode.
+func (g *Gate) Mode() Mode { return g.mode }
+
+// Check applies the rules, then the mode.
+func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
+	if c.Tool == nil {
+		return gate.UnknownTool(c.Name)
+	}
+	spec := c.Tool.Spec()
+	var hit *rule
+	for i := range g.rules {
+		r := &g.rules[i]
+		if (hit == nil || r.decision < hit.decision) && r.matches(c, g.sh) {
+			hit = r // the strictest matching rule wins (Deny < Ask < Allow)
+		}
+	}
+	if g.mode == Plan && spec.Effect != tool.ReadOnly {
+		return gate.Verdict{Decision: gate.Deny, Gate: Name,
+			Reason: fmt.Sprintf("plan mode is read-only and %s is %s", c.Name, spec.Effect),
+			Hint:   fmt.Sprintf("This session is in plan mode: it may read and plan, not change anything, so %s did not run. Write the plan instead; the user will carry it out.", c.Name)}
+	}
+	if hit != nil {
+		return ruleVerdict(hit, c)
+	}
+	switch {
+	case spec.Effect == tool.ReadOnly || g.mode == Bypass:
+		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: fmt.Sprintf("%s mode allows it", g.mode)}
+	case g.mode == AcceptEdits && isEdit(spec):
+		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "accept-edits mode allows file edits inside the work dir"}
+	}
+	return gate.Verdict{Decision: gate.Ask, Gate: Name,
+		Reason: fmt.Sprintf("%s mode asks before %s (%s)", g.mode, c.Name, spec.Effect)}
+}
+
+func ruleVerdict(r *rule, c *gate.Call) gate.Verdict {
+	what := "tool " + r.Tool
+	switch {
+	case r.Command != "":
+		what = fmt.Sprintf("%s command %q", r.Tool, r.Command)
+	case r.Path != "":
+		what = fmt.Sprintf("%s path %q", r.Tool, r.Path)
+	}
+	v := gate.Verdict{Decision: r.decision, Gate: Name, Reason: fmt.Sprintf("rule: %s %s", r.Decision, what)}
+	if r.decision == gate.Deny {
+		v.Hint = fmt.Sprintf("The user's settings do not allow this %s call. Do not retry it; use another way or tell the user what you need.", c.Name)
+	}
+	return v
+}
+
+// isEdit reports whether a tool edits files and nothing else: reversible,
+// with a path argument and no command or URL.
+func isEdit(s tool.Spec) bool {
+	return s.Effect == tool.Reversible && len(s.ArgsWith(tool.RolePath)) > 0 &&
+		len(s.ArgsWith(tool.RoleCommand)) == 0 && len(s.ArgsWith(tool.RoleURL)) == 0
+}
