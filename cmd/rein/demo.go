@@ -7,11 +7,10 @@ import (
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/demo"
-	"github.com/reinhq/rein/internal/harness"
 )
 
 type demoCmd struct {
-	Name     string `arg:"" optional:"" help:"Scenario to run (see --list). All seven run, one after another, when omitted."`
+	Name     string `arg:"" optional:"" help:"Scenario to run (see --list). All of them run, one after another, when omitted."`
 	List     bool   `help:"List the scenarios and exit."`
 	JSON     bool   `name:"json" help:"Print one JSON object per scenario instead of the trace."`
 	AuditDir string `placeholder:"DIR" help:"Directory for the audit logs (default: audit.dir from the user config, else $XDG_STATE_HOME/rein/audit, else ~/.local/state/rein/audit)."`
@@ -42,33 +41,39 @@ func (c *demoCmd) Run(ctx context.Context, e env) error {
 	}
 	durability, _ := cfg.Audit.Level() // validated by Load
 	deviations := 0
-	for i, s := range scenarios {
-		m, err := s.Model()
-		if err != nil {
-			return err
+	for i, first := range scenarios {
+		if !c.JSON && i > 0 {
+			fmt.Fprintln(e.stdout)
 		}
-		spec := harness.Spec{
-			Scenario: s.Name, Task: s.Task, Model: m, Files: demo.Files(), Chunk: demo.Chunk,
-			Allowed: s.Allowed, Approver: s.Approver(), Limits: s.Limits, Expect: s.Expect,
-			AuditDir: dir, Durability: durability,
-		}
-		if !c.JSON {
-			if i > 0 {
-				fmt.Fprintln(e.stdout)
+		refusals := 0
+		for s := &first; s != nil; s = s.Then {
+			m, err := s.Model()
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(e.stdout, "== rein demo %s: %s\n", s.Name, s.Summary)
+			spec := s.Spec(m)
+			spec.AuditDir, spec.Durability = dir, durability
+			if !c.JSON {
+				fmt.Fprintf(e.stdout, "== rein demo %s: %s\n", s.Name, s.Summary)
+			}
+			out, err := session(ctx, e.stdout, spec, c.JSON, false)
+			if err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return exitCode(exitAborted)
+			}
+			for _, n := range out.Refusals {
+				refusals += n
+			}
+			if out.Stop != s.WantStop || len(out.Outbox) != s.WantOutbox || len(out.Replies) != s.WantReplies {
+				deviations++
+				fmt.Fprintf(e.stderr, "rein: demo %s did not behave as designed: stop %s, %d mail(s), %d repl(ies); want stop %s, %d, %d\n",
+					s.Name, out.Stop, len(out.Outbox), len(out.Replies), s.WantStop, s.WantOutbox, s.WantReplies)
+			}
 		}
-		out, err := session(ctx, e.stdout, spec, c.JSON, false)
-		if err != nil {
-			return err
-		}
-		if ctx.Err() != nil {
-			return exitCode(exitAborted)
-		}
-		if out.Stop != s.WantStop || len(out.Outbox) != s.WantOutbox {
-			deviations++
-			fmt.Fprintf(e.stderr, "rein: demo %s did not behave as designed: stop %s with %d message(s) in the outbox, want stop %s with %d\n",
-				s.Name, out.Stop, len(out.Outbox), s.WantStop, s.WantOutbox)
+		if first.Then != nil && !c.JSON {
+			fmt.Fprintf(e.stdout, "== %s: %d refusal(s) in all\n", first.Name, refusals)
 		}
 	}
 	if deviations > 0 {

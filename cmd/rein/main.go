@@ -32,9 +32,10 @@ const (
 var version = "dev"
 
 type cli struct {
-	Demo    demoCmd    `cmd:"" help:"Run the scripted seed scenarios: no key, no network. All seven when no NAME is given."`
+	Demo    demoCmd    `cmd:"" help:"Run the scripted scenarios: no key, no network. All of them when no NAME is given."`
 	Run     runCmd     `cmd:"" help:"Run one task under rein's gates, budget and audit log."`
 	Policy  policyCmd  `cmd:"" help:"Check tool calls against the gates without running them."`
+	Tools   toolsCmd   `cmd:"" help:"List the built-in tools: name, effect class, default allowlist, what each does."`
 	Version versionCmd `cmd:"" help:"Print rein's version."`
 }
 

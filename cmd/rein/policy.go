@@ -14,10 +14,10 @@ import (
 
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/internal/jsonx"
 	"github.com/reinhq/rein/tool"
-	"github.com/reinhq/rein/tool/mail"
 )
 
 type policyCmd struct {
@@ -27,7 +27,8 @@ type policyCmd struct {
 type policyCheckCmd struct {
 	Workdir      string   `default:"." placeholder:"DIR" help:"Work directory the calls are judged against."`
 	Config       string   `placeholder:"FILE" help:"A config file applied after the user's and the project's."`
-	Tools        []string `sep:"," placeholder:"TOOL" help:"Allowlist (default tools.allow from config, else read_file,calc)."`
+	Tools        []string `sep:"," placeholder:"TOOL" help:"Allowlist (default tools.allow from config, else every built-in tool but send_email)."`
+	Mode         string   `placeholder:"MODE" help:"Permission mode: default, accept-edits, plan or bypass (default: permissions.mode from config, else default)."`
 	MaxToolCalls *int     `placeholder:"N" help:"Tool-call budget: lines beyond N are denied by the budget gate (default 200)."`
 }
 
@@ -45,7 +46,7 @@ func (c *policyCheckCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return usagef("--workdir %s: %v", c.Workdir, err)
 	}
-	rc := runCmd{Workdir: workdir, Config: c.Config, Tools: c.Tools, MaxToolCalls: c.MaxToolCalls}
+	rc := runCmd{Workdir: workdir, Config: c.Config, Tools: c.Tools, Mode: c.Mode, MaxToolCalls: c.MaxToolCalls}
 	cfg, _, err := rc.config(workdir)
 	if err != nil {
 		return usageError{err}
@@ -55,11 +56,15 @@ func (c *policyCheckCmd) Run(ctx context.Context, e env) error {
 		return usagef("--workdir: %v", err)
 	}
 	defer root.Close()
-	reg, err := harness.Tools(root.FS(), cfg.Tools.ReadChunk, &mail.Outbox{})
+	net := &network.Policy{Allow: cfg.Network.Allow}
+	reg, err := harness.Tools(harness.Env{Root: root, WorkDir: workdir, ReadLines: cfg.Tools.ReadLines, Net: net})
 	if err != nil {
 		return err
 	}
-	pipeline := harness.Gates(cfg.Tools.Allow, nil)
+	pipeline, err := harness.Gates(policyOf(cfg, nil), workdir, net)
+	if err != nil {
+		return usageError{err}
+	}
 	meter := budget.NewMeter(budget.Limits{MaxToolCalls: cfg.Limits.MaxToolCalls})
 
 	out := bufio.NewWriter(e.stdout)

@@ -15,24 +15,25 @@ import (
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/eval"
+	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
 	"github.com/reinhq/rein/tool"
-	"github.com/reinhq/rein/tool/mail"
 )
 
 type runCmd struct {
 	Task         string         `arg:"" help:"The task, in words."`
 	Model        string         `placeholder:"PROVIDER:MODEL" help:"The model. scripted:PATH plays a script file (docs/script-format.md)."`
-	Tools        []string       `sep:"," placeholder:"TOOL" help:"Allowlist: the only tools the model sees and may call (default tools.allow from config, else read_file,calc)."`
-	Workdir      string         `default:"." placeholder:"DIR" help:"Work directory the file tools see; nothing outside it can be read."`
+	Tools        []string       `sep:"," placeholder:"TOOL" help:"Allowlist: the only tools the model sees and may call (default tools.allow from config, else every built-in tool but send_email; see rein tools)."`
+	Mode         string         `placeholder:"MODE" help:"Permission mode: default (reads and planning run, the rest asks), accept-edits (file edits run too), plan (read-only), bypass (what the hard gates allow runs; what they would ask about is refused). Default: permissions.mode from config, else default."`
+	Workdir      string         `default:"." placeholder:"DIR" help:"Work directory: the file tools and the shell see it and nothing outside it."`
 	MaxSteps     *int           `placeholder:"N" help:"Stop after N model calls (default 40)."`
 	MaxToolCalls *int           `placeholder:"N" help:"Stop when the model asks for more than N tool calls (default 200)."`
 	MaxTokens    *int64         `placeholder:"N" help:"Stop when more than N tokens were used (default 200000)."`
 	MaxCostUSD   *float64       `name:"max-cost-usd" placeholder:"USD" help:"Stop when the run cost more than this (default: no cap; the scripted model costs nothing)."`
 	Timeout      *time.Duration `placeholder:"DURATION" help:"Stop after this wall time, like 90s or 30m (default 30m)."`
-	ReadChunk    *int           `placeholder:"N" help:"Characters read_file hands out per call (default 8000)."`
+	ReadLines    *int           `placeholder:"N" help:"Lines read_file returns when the model gives no limit (default 2000, at most 2000)."`
 	Expect       string         `placeholder:"NUMBER" help:"Ground truth: the answer passes when it contains this number (compared as a number) and the run ended done."`
 	JSON         bool           `name:"json" help:"Print every audit record as a JSON line, then one final JSON object."`
 	AuditDir     string         `placeholder:"DIR" help:"Directory for the audit log (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
@@ -65,11 +66,9 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 			return usagef("--expect: %v", err)
 		}
 	}
-	root, err := os.OpenRoot(workdir)
-	if err != nil {
-		return usagef("--workdir: %v", err)
+	if st, err := os.Stat(workdir); err != nil || !st.IsDir() {
+		return usagef("--workdir: %s is not a directory", c.Workdir)
 	}
-	defer root.Close()
 	m, err := c.model()
 	if err != nil {
 		return err
@@ -80,8 +79,9 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 	}
 	durability, _ := cfg.Audit.Level() // validated by Load
 	spec := harness.Spec{
-		Task: c.Task, Model: m, Files: root.FS(), Chunk: cfg.Tools.ReadChunk, Allowed: cfg.Tools.Allow,
-		Approver: approve.Deny{}, Limits: cfg.Limits.Budget(), Expect: c.Expect, AuditDir: dir, Durability: durability,
+		Task: c.Task, Model: m, WorkDir: workdir, ReadLines: cfg.Tools.ReadLines,
+		Policy: policyOf(cfg, approve.Deny{}), NetAllow: cfg.Network.Allow,
+		Limits: cfg.Limits.Budget(), Expect: c.Expect, AuditDir: dir, Durability: durability,
 		Meta: settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, Expect: c.Expect},
 	}
 	out, err := session(ctx, e.stdout, spec, c.JSON, true)
@@ -115,7 +115,7 @@ func session(ctx context.Context, w io.Writer, spec harness.Spec, asJSON, events
 
 // config loads the user's file, the project's, then --config, then applies flags.
 func (c *runCmd) config(workdir string) (config.Config, []string, error) {
-	sources := []config.Source{{Path: config.UserFile()}, {Path: config.ProjectFile(workdir)}}
+	sources := []config.Source{{Path: config.UserFile()}, {Path: config.ProjectFile(workdir), Narrow: true}}
 	if c.Config != "" {
 		sources = append(sources, config.Source{Path: c.Config, Required: true})
 	}
@@ -136,11 +136,17 @@ func (c *runCmd) config(workdir string) (config.Config, []string, error) {
 	if c.Timeout != nil {
 		cfg.Limits.Timeout = config.Duration(*c.Timeout)
 	}
-	set(&cfg.Tools.ReadChunk, c.ReadChunk)
+	set(&cfg.Tools.ReadLines, c.ReadLines)
 	if c.Tools != nil {
 		cfg.Tools.Allow = c.Tools
 	}
+	if c.Mode != "" {
+		cfg.Permissions.Mode = c.Mode
+	}
 	if err := cfg.Validate(); err != nil {
+		if c.Mode != "" {
+			err = fmt.Errorf("--mode: %w", err)
+		}
 		return cfg, nil, err
 	}
 	if err := knownTools().CheckNames(cfg.Tools.Allow); err != nil {
@@ -181,11 +187,17 @@ func (c *runCmd) model() (model.Model, error) {
 
 // knownTools is the tool set of this build, for checking names before a run.
 func knownTools() *tool.Registry {
-	reg, err := harness.Tools(nil, 1, &mail.Outbox{})
+	reg, err := harness.Tools(harness.Env{ReadLines: 1})
 	if err != nil {
 		panic(err) // the built-in names are fixed and distinct
 	}
 	return reg
+}
+
+// policyOf is the session policy a configuration describes.
+func policyOf(cfg config.Config, a approve.Approver) harness.Policy {
+	return harness.Policy{Allowed: cfg.Tools.Allow, Mode: permission.Mode(cfg.Permissions.Mode),
+		Rules: cfg.Permissions.Rules, ToolLimits: cfg.Tools.Limits, Approver: a}
 }
 
 // stopCode maps a stop reason to rein's exit status.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"math/big"
+	"os"
 	"time"
 
 	"github.com/reinhq/rein/agent"
@@ -18,13 +19,12 @@ import (
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/eval"
-	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/session"
-	"github.com/reinhq/rein/tool"
-	"github.com/reinhq/rein/tool/calc"
-	fstool "github.com/reinhq/rein/tool/fs"
+	"github.com/reinhq/rein/tool/desk"
 	"github.com/reinhq/rein/tool/mail"
+	"github.com/reinhq/rein/tool/plan"
 )
 
 // Spec is one session to run.
@@ -32,14 +32,22 @@ type Spec struct {
 	Scenario string // the demo's name; empty for `rein run`
 	Task     string
 	Model    model.Model
-	// Files is what read_file sees: the work directory or a demo's files.
-	Files iofs.FS
-	// Chunk is how many characters read_file hands out per call.
-	Chunk int
-	// Allowed is the session's tool allowlist.
-	Allowed  []string
-	Approver approve.Approver
-	Limits   budget.Limits
+	// WorkDir is the absolute work directory: the file tools are rooted
+	// there and the shell runs there. When empty, Seed's files are copied
+	// into a fresh temporary directory that is removed after the session.
+	WorkDir string
+	Seed    iofs.FS
+	// ReadLines is read_file's default limit in lines (default 2000).
+	ReadLines int
+	// Policy decides the calls: allowlist, mode, rules, per-tool limits, approver.
+	Policy Policy
+	// NetAllow lists internal hosts webfetch may reach.
+	NetAllow []string
+	// Asker answers ask_question; nil means nobody answers.
+	Asker approve.Asker
+	// Desk, when set, adds the support-desk tools over this store.
+	Desk   *desk.Store
+	Limits budget.Limits
 	// Expect is the ground-truth number the answer must contain; empty for none.
 	Expect string
 	// AuditDir is where the audit log goes; empty for audit.DefaultDir().
@@ -63,6 +71,8 @@ type Outcome struct {
 	agent.Result
 	Scenario string
 	Outbox   []mail.Message
+	Replies  []desk.Reply
+	Todos    []plan.Todo
 	Check    string
 	Expect   string
 	Session  string
@@ -71,39 +81,33 @@ type Outcome struct {
 
 // Final is the one JSON object printed at the end of a run with --json.
 type Final struct {
-	Scenario string `json:"scenario"`
-	Stop     string `json:"stop"`
-	Steps    int    `json:"steps"`
-	Tokens   int64  `json:"tokens"`
-	Answer   string `json:"answer"`
-	Outbox   int    `json:"outbox"`
-	Check    string `json:"check"`
-	Session  string `json:"session"`
-	Audit    string `json:"audit"`
-	Error    string `json:"error,omitempty"`
+	Scenario string         `json:"scenario"`
+	Stop     string         `json:"stop"`
+	Steps    int            `json:"steps"`
+	Tokens   int64          `json:"tokens"`
+	Answer   string         `json:"answer"`
+	Outbox   int            `json:"outbox"`
+	Replies  int            `json:"replies,omitempty"`
+	Refusals map[string]int `json:"refusals"`
+	Check    string         `json:"check"`
+	Session  string         `json:"session"`
+	Audit    string         `json:"audit"`
+	Error    string         `json:"error,omitempty"`
 }
 
 // Final returns the outcome's final object.
 func (o *Outcome) Final() Final {
 	f := Final{
 		Scenario: o.Scenario, Stop: string(o.Stop), Steps: o.Steps, Tokens: o.Tokens, Answer: o.Answer,
-		Outbox: len(o.Outbox), Check: o.Check, Session: o.Session, Audit: o.Audit,
+		Outbox: len(o.Outbox), Replies: len(o.Replies), Refusals: o.Refusals, Check: o.Check, Session: o.Session, Audit: o.Audit,
+	}
+	if f.Refusals == nil {
+		f.Refusals = map[string]int{}
 	}
 	if o.Err != nil && o.Stop != agent.StopDone {
 		f.Error = o.Err.Error()
 	}
 	return f
-}
-
-// Tools returns the tools of this issue's sessions: read_file over files,
-// calc, and send_email into outbox.
-func Tools(files iofs.FS, chunk int, outbox *mail.Outbox) (*tool.Registry, error) {
-	return tool.NewRegistry(fstool.ReadFile(files, chunk), calc.New(), mail.SendEmail(outbox))
-}
-
-// Gates returns the standard pipeline for an allowlist, cheapest gate first.
-func Gates(allowed []string, approver approve.Approver) *gate.Pipeline {
-	return gate.NewPipeline(approver, gate.NewAvailability(allowed), gate.Validation{}, gate.Confirm{})
 }
 
 // Run runs one session. The error is for a session that could not start
@@ -118,13 +122,33 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		}
 		want = w
 	}
-	outbox := &mail.Outbox{}
-	reg, err := Tools(spec.Files, spec.Chunk, outbox)
+	workdir := spec.WorkDir
+	if workdir == "" {
+		tmp, err := seed(spec.Seed)
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		workdir = tmp
+	}
+	root, err := os.OpenRoot(workdir)
+	if err != nil {
+		return nil, fmt.Errorf("work dir: %w", err)
+	}
+	defer root.Close()
+	net := &network.Policy{Allow: spec.NetAllow}
+	env := Env{Root: root, WorkDir: workdir, ReadLines: spec.ReadLines, Outbox: &mail.Outbox{}, Plan: plan.New(),
+		Desk: spec.Desk, Asker: spec.Asker, Net: net}
+	reg, err := Tools(env)
 	if err != nil {
 		return nil, err
 	}
-	if err := reg.CheckNames(spec.Allowed); err != nil {
+	if err := reg.CheckNames(spec.Policy.Allowed); err != nil {
 		return nil, fmt.Errorf("allowlist: %w", err)
+	}
+	gates, err := Gates(spec.Policy, workdir, net)
+	if err != nil {
+		return nil, err
 	}
 	var meta json.RawMessage
 	if spec.Meta != nil {
@@ -150,7 +174,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	loop, err := agent.New(agent.Config{
 		Model:  spec.Model,
 		Tools:  reg,
-		Gates:  Gates(spec.Allowed, spec.Approver),
+		Gates:  gates,
 		Limits: spec.Limits,
 		Audit:  log,
 		Meta:   meta,
@@ -163,7 +187,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		res.Stop, res.Err = agent.StopError, fmt.Errorf("close the audit log: %w", err)
 	}
 	out := &Outcome{
-		Result: res, Scenario: spec.Scenario, Outbox: outbox.Messages(), Check: CheckNone, Expect: spec.Expect,
+		Result: res, Scenario: spec.Scenario, Outbox: env.Outbox.Messages(), Todos: env.Plan.Todos(), Check: CheckNone, Expect: spec.Expect,
 		Session: id, Audit: log.Path(),
 	}
 	if want != nil {
@@ -172,5 +196,23 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 			out.Check = CheckPass
 		}
 	}
+	if spec.Desk != nil {
+		out.Replies = spec.Desk.Replies()
+	}
 	return out, nil
+}
+
+// seed copies files into a new temporary directory.
+func seed(files iofs.FS) (string, error) {
+	dir, err := os.MkdirTemp("", "rein-work-")
+	if err != nil {
+		return "", fmt.Errorf("work dir: %w", err)
+	}
+	if files != nil {
+		if err := os.CopyFS(dir, files); err != nil {
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("work dir: copy the scenario's files: %w", err)
+		}
+	}
+	return dir, nil
 }

@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model/scripted"
 )
@@ -26,9 +26,9 @@ func TestRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	out, err := harness.Run(t.Context(), harness.Spec{
-		Task:  "sum",
-		Model: model(t, `{"turns":[{"text":"","calls":[{"tool":"calc","args":{"expression":"1 000"}}]},{"text":"It is 1 000."}]}`),
-		Files: fstest.MapFS{}, Chunk: 10, Allowed: []string{"calc"}, Expect: "1000", AuditDir: dir,
+		Task:   "sum",
+		Model:  model(t, `{"turns":[{"text":"","calls":[{"tool":"calc","args":{"expression":"1 000"}}]},{"text":"It is 1 000."}]}`),
+		Policy: harness.Policy{Allowed: []string{"calc"}}, Expect: "1000", AuditDir: dir,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -46,9 +46,9 @@ func TestRun(t *testing.T) {
 func TestCheckNeedsDone(t *testing.T) {
 	t.Parallel()
 	out, err := harness.Run(t.Context(), harness.Spec{
-		Task:  "sum",
-		Model: model(t, `{"turns":[{"text":"1399","calls":[{"tool":"calc","args":{"expression":"1"}}]}]}`),
-		Files: fstest.MapFS{}, Chunk: 10, Allowed: []string{"calc"}, Expect: "1399", AuditDir: t.TempDir(),
+		Task:   "sum",
+		Model:  model(t, `{"turns":[{"text":"1399","calls":[{"tool":"calc","args":{"expression":"1"}}]}]}`),
+		Policy: harness.Policy{Allowed: []string{"calc"}}, Expect: "1399", AuditDir: t.TempDir(),
 		Limits: maxSteps(1),
 	})
 	if err != nil {
@@ -70,12 +70,13 @@ func TestRunRefusesBadSpecs(t *testing.T) {
 		spec harness.Spec
 		want string
 	}{
-		{"bad expect", harness.Spec{Expect: "about 3", Allowed: []string{"calc"}}, "not a number"},
-		{"unknown tool", harness.Spec{Allowed: []string{"calc", "rm"}}, `"rm"`},
-		{"audit dir is a file", harness.Spec{Allowed: []string{"calc"}, AuditDir: file}, "audit log"},
+		{"bad expect", harness.Spec{Expect: "about 3", Policy: harness.Policy{Allowed: []string{"calc"}}}, "not a number"},
+		{"unknown tool", harness.Spec{Policy: harness.Policy{Allowed: []string{"calc", "rm"}}}, `"rm"`},
+		{"audit dir is a file", harness.Spec{Policy: harness.Policy{Allowed: []string{"calc"}}, AuditDir: file}, "audit log"},
+		{"work dir missing", harness.Spec{WorkDir: filepath.Join(file, "nope"), Policy: harness.Policy{Allowed: []string{"calc"}}}, "work dir"},
+		{"bad rule", harness.Spec{Policy: harness.Policy{Allowed: []string{"calc"}, Rules: []permission.Rule{{Tool: "x", Decision: "perhaps"}}}}, "permission rule 1"},
 	} {
 		c.spec.Model = model(t, `{"turns":[{"text":"x"}]}`)
-		c.spec.Files = fstest.MapFS{}
 		if c.spec.AuditDir == "" {
 			c.spec.AuditDir = t.TempDir()
 		}

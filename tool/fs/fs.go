@@ -106,7 +106,14 @@ type workdir struct {
 	real string // abs with its symbolic links resolved
 }
 
+// ErrNoRoot is returned by tools built without a work directory (a
+// registry made only to list and describe the tools).
+var ErrNoRoot = errors.New("no work directory")
+
 func newWorkdir(root *os.Root) workdir {
+	if root == nil {
+		return workdir{}
+	}
 	w := workdir{root: root, abs: filepath.Clean(root.Name())}
 	if a, err := filepath.Abs(w.abs); err == nil {
 		w.abs = a
@@ -123,6 +130,8 @@ func newWorkdir(root *os.Root) workdir {
 // are the root's to refuse.
 func (w workdir) rel(p string) (string, error) {
 	switch {
+	case w.root == nil:
+		return "", errf(ErrNoRoot, "this session has no working directory, so no file can be opened")
 	case p == "":
 		return ".", nil
 	case strings.IndexByte(p, 0) >= 0:
