@@ -10,9 +10,12 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/internal/jsonx"
@@ -87,27 +90,50 @@ type Call struct {
 	// Tool is the registered tool of that name, nil when there is none.
 	Tool tool.Tool
 
-	fields map[string]json.RawMessage // Args decoded once, on first use
-	bad    bool                       // Args is not a JSON object
+	parsed bool           // Args was parsed (once, on first use)
+	value  any            // Args parsed with numbers as json.Number; nil when not JSON
+	fields map[string]any // value when it is an object
+}
+
+func (c *Call) parse() {
+	if c.parsed {
+		return
+	}
+	c.parsed = true
+	dec := json.NewDecoder(bytes.NewReader(c.Args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return // trailing data
+	}
+	c.value = v
+	c.fields, _ = v.(map[string]any)
+}
+
+// Value returns the arguments parsed once for every gate (numbers as
+// json.Number); ok is false when they are not one JSON value.
+func (c *Call) Value() (v any, ok bool) {
+	c.parse()
+	return c.value, c.value != nil || bytes.Equal(bytes.TrimSpace(c.Args), []byte("null"))
+}
+
+// Has reports whether the arguments are an object with the field name.
+func (c *Call) Has(name string) bool {
+	c.parse()
+	_, ok := c.fields[name]
+	return ok
 }
 
 // Str returns the top-level string argument name. ok is false when the
 // argument is absent or not a string; gates after validation may rely on
 // the schema having checked it.
 func (c *Call) Str(name string) (val string, ok bool) {
-	if c.fields == nil && !c.bad {
-		if err := json.Unmarshal(c.Args, &c.fields); err != nil || c.fields == nil {
-			c.bad = true
-		}
-	}
-	raw, found := c.fields[name]
-	if !found || len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	if err := json.Unmarshal(raw, &val); err != nil {
-		return "", false
-	}
-	return val, true
+	c.parse()
+	val, ok = c.fields[name].(string)
+	return val, ok
 }
 
 // Role returns the tool's declared argument role for name (zero when none).
@@ -333,7 +359,13 @@ func (Validation) Name() string { return NameValidation }
 // Check validates the arguments.
 func (Validation) Check(_ context.Context, c *Call) Verdict {
 	var err error
-	if v, ok := c.Tool.(tool.Validator); ok {
+	if vv, ok := c.Tool.(tool.ValueValidator); ok {
+		if val, parsed := c.Value(); parsed {
+			err = vv.ValidateValue(c.Args, val)
+		} else {
+			err = vv.Validate(c.Args) // says where the JSON is broken
+		}
+	} else if v, ok := c.Tool.(tool.Validator); ok {
 		err = v.Validate(c.Args)
 	} else if !jsonx.IsObject(c.Args) {
 		err = fmt.Errorf("the arguments of %s must be a JSON object", c.Name)

@@ -133,6 +133,14 @@ type Validator interface {
 	Validate(args json.RawMessage) error
 }
 
+// ValueValidator is a Validator that can also check arguments already
+// parsed (numbers as json.Number), so the gates parse a call once. args is
+// the same document as v.
+type ValueValidator interface {
+	Validator
+	ValidateValue(args json.RawMessage, v any) error
+}
+
 // Exister is implemented by tools that can say whether the resources their
 // arguments name exist (an order id, an account). The existence gate calls
 // it before the tool runs; an error wrapping ErrNotExist refuses the call.
@@ -163,8 +171,8 @@ type Func[A any] struct {
 }
 
 var (
-	_ Validator = (*Func[struct{}])(nil)
-	_ Exister   = (*Func[struct{}])(nil)
+	_ ValueValidator = (*Func[struct{}])(nil)
+	_ Exister        = (*Func[struct{}])(nil)
 )
 
 // New returns a tool that checks its arguments against spec.Schema (when
@@ -191,6 +199,20 @@ func (f *Func[A]) Spec() Spec { return f.spec }
 // Validate checks args against the schema and decodes them into A strictly.
 func (f *Func[A]) Validate(args json.RawMessage) error {
 	_, err := f.decode(args)
+	return err
+}
+
+// ValidateValue is Validate for arguments the caller has parsed already.
+func (f *Func[A]) ValidateValue(args json.RawMessage, v any) error {
+	if _, ok := v.(map[string]any); !ok {
+		return f.Validate(args) // not an object: the full path says what it is
+	}
+	if f.schema != nil {
+		if err := f.schema.ValidateValue(v); err != nil {
+			return fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
+		}
+	}
+	_, err := f.decodeTyped(args)
 	return err
 }
 
@@ -228,7 +250,23 @@ func (f *Func[A]) decode(args json.RawMessage) (A, error) {
 			return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
 		}
 	}
-	if err := jsonx.DecodeStrict(args, &a); err != nil {
+	return f.decodeTyped(args)
+}
+
+// decodeTyped decodes args, already checked to be an object that matches
+// the schema, into A strictly, and runs A's own Check.
+func (f *Func[A]) decodeTyped(args json.RawMessage) (A, error) {
+	var a A
+	if f.schema != nil && f.schema.Closed() {
+		// The schema has refused unknown fields and checked the types;
+		// what is left is duplicate keys, which it cannot see.
+		if err := jsonx.CheckKeys(args); err != nil {
+			return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
+		}
+		if err := json.Unmarshal(args, &a); err != nil {
+			return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, jsonx.Explain(args, err))
+		}
+	} else if err := jsonx.DecodeStrict(args, &a); err != nil {
 		return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
 	}
 	if v, ok := any(&a).(interface{ Check() error }); ok {

@@ -2,7 +2,6 @@ package network
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"unicode/utf8"
 
@@ -43,14 +42,13 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 	if len(names) == 0 {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "no URL arguments"}
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(c.Args, &fields); err != nil || fields == nil {
+	if v, _ := c.Value(); !isObject(v) {
 		return gate.Verdict{Decision: gate.Deny, Gate: Name,
 			Reason: "the arguments are not a JSON object, so the URL cannot be checked",
 			Hint:   "The arguments must be a JSON object with the URL as a string. Fix them and call the tool again."}
 	}
 	for _, name := range names {
-		if _, present := fields[name]; !present {
+		if !c.Has(name) {
 			continue
 		}
 		raw, ok := c.Str(name)
@@ -66,6 +64,11 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 		}
 	}
 	return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "every URL passes the network policy"}
+}
+
+func isObject(v any) bool {
+	_, ok := v.(map[string]any)
+	return ok
 }
 
 // clip shortens s to at most n bytes, on a rune boundary, marking the cut.

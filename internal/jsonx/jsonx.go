@@ -30,73 +30,90 @@ func DecodeStrict(data []byte, v any) error {
 	return checkKeys(data)
 }
 
+// CheckKeys rejects an object, at any depth of data, holding the same key
+// twice or two keys that differ only in case. data must be valid JSON.
+func CheckKeys(data []byte) error { return checkKeys(data) }
+
 // checkKeys rejects an object holding two keys that encoding/json would take
 // for one field: it matches names regardless of case and keeps the last
 // value, so {"to":"a@x.com","TO":"b@y.com"} would show a person one address
-// and hand the tool another. data is one valid JSON value.
+// and hand the tool another. data is one valid JSON value (Decode has
+// checked it), which lets this be a plain byte scan: it runs on every tool
+// call, and json.Decoder.Token would cost several times more.
 func checkKeys(data []byte) error {
 	type level struct {
-		seen map[string]string // folded key -> key as written; nil in an array
-		key  bool              // the next token of this object is a key
+		obj  bool
+		keys []string
 	}
 	var stack []level
-	dec := json.NewDecoder(bytes.NewReader(data))
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil // io.EOF; Decode has already reported anything else
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, level{seen: map[string]string{}, key: true})
-			continue
-		case json.Delim('['):
+	expectKey := false
+	for i := 0; i < len(data); {
+		switch data[i] {
+		case '{':
+			stack = append(stack, level{obj: true})
+			expectKey = true
+			i++
+		case '[':
 			stack = append(stack, level{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-		default:
-			if len(stack) == 0 {
-				continue
+			expectKey = false
+			i++
+		case '}', ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
 			}
-			if top := &stack[len(stack)-1]; top.seen != nil && top.key {
-				k := tok.(string)
-				folded := strings.ToUpper(k) // as encoding/json folds field names
-				if prev, dup := top.seen[folded]; dup {
-					line, col := Position(data, keyStart(data, dec.InputOffset()))
-					if prev == k {
-						return fmt.Errorf("line %d, column %d: key %q appears twice in one object; keep one", line, col, k)
+			expectKey = false
+			i++
+		case ',':
+			expectKey = len(stack) > 0 && stack[len(stack)-1].obj
+			i++
+		case '"':
+			end := stringEnd(data, i)
+			if expectKey {
+				top := &stack[len(stack)-1]
+				k := unquote(data[i:end])
+				for _, prev := range top.keys {
+					if strings.EqualFold(prev, k) {
+						line, col := Position(data, int64(i))
+						if prev == k {
+							return fmt.Errorf("line %d, column %d: key %q appears twice in one object; keep one", line, col, k)
+						}
+						return fmt.Errorf("line %d, column %d: keys %q and %q name the same field; keep one", line, col, prev, k)
 					}
-					return fmt.Errorf("line %d, column %d: keys %q and %q name the same field; keep one", line, col, prev, k)
 				}
-				top.seen[folded] = k
-				top.key = false
-				continue
+				top.keys = append(top.keys, k)
+				expectKey = false
 			}
-		}
-		// A value ended: the next token of the enclosing object is a key.
-		if len(stack) > 0 && stack[len(stack)-1].seen != nil {
-			stack[len(stack)-1].key = true
+			i = end
+		default:
+			i++
 		}
 	}
+	return nil
 }
 
-// keyStart returns the offset of the opening quote of the string that ends
-// just before end.
-func keyStart(data []byte, end int64) int64 {
-	for i := end - 2; i > 0; i-- {
-		if data[i] != '"' {
-			continue
-		}
-		n := 0
-		for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
-			n++
-		}
-		if n%2 == 0 {
-			return i
+// stringEnd returns the offset just past the string that starts at data[i].
+func stringEnd(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
 		}
 	}
-	return 0
+	return len(data)
+}
+
+// unquote decodes a JSON string token; escapes are rare in keys.
+func unquote(tok []byte) string {
+	if bytes.IndexByte(tok, '\\') < 0 {
+		return string(tok[1 : len(tok)-1])
+	}
+	var s string
+	if err := json.Unmarshal(tok, &s); err != nil {
+		return string(tok)
+	}
+	return s
 }
 
 // Explain turns an encoding/json error into one that names the place and the

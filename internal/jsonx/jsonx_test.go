@@ -1,6 +1,7 @@
 package jsonx_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -308,6 +309,64 @@ func FuzzDecodeStrict(f *testing.F) {
 		}
 		if strings.ContainsAny(msg, "\r\n") {
 			t.Fatalf("DecodeStrict(%q) = %q: message spans lines", data, msg)
+		}
+	})
+}
+
+// refDuplicate is the slow, obvious duplicate-key check (json.Decoder.Token)
+// that CheckKeys's byte scan must agree with.
+func refDuplicate(data []byte) bool {
+	type level struct {
+		keys []string
+		obj  bool
+		key  bool
+	}
+	var stack []level
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, level{obj: true, key: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, level{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		default:
+			if n := len(stack); n > 0 && stack[n-1].obj && stack[n-1].key {
+				k := tok.(string)
+				for _, p := range stack[n-1].keys {
+					if strings.EqualFold(p, k) {
+						return true
+					}
+				}
+				stack[n-1].keys = append(stack[n-1].keys, k)
+				stack[n-1].key = false
+				continue
+			}
+		}
+		if n := len(stack); n > 0 && stack[n-1].obj {
+			stack[n-1].key = true
+		}
+	}
+}
+
+func FuzzCheckKeys(f *testing.F) {
+	for _, s := range []string{`{"a":1,"A":2}`, `{"a":{"b":1},"b":2}`, `[{"x":"\"y\"","x":1}]`, `{"\u0061":1,"a":2}`,
+		`{"k":"K","K":1}`, `{"a":[{"a":1},{"a":2}]}`, `{"ſ":1,"S":2}`, `"x"`, `{"a\\":1,"a\\\\":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		if got, want := jsonx.CheckKeys(data) != nil, refDuplicate(data); got != want {
+			t.Fatalf("CheckKeys says duplicate=%v, the reference %v, for %s", got, want, data)
 		}
 	})
 }

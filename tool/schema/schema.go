@@ -5,6 +5,7 @@ package schema
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,9 +22,14 @@ var printer = message.NewPrinter(language.English)
 
 // Schema is a compiled JSON Schema. It is safe for concurrent use.
 type Schema struct {
-	name string
-	sch  *jsonschema.Schema
+	name   string
+	sch    *jsonschema.Schema
+	closed bool
 }
+
+// Closed reports whether the schema is an object schema that forbids
+// properties it does not name ("additionalProperties": false at the top).
+func (s *Schema) Closed() bool { return s.closed }
 
 // ErrInvalid marks arguments the schema rejects.
 var ErrInvalid = errors.New("arguments do not match the schema")
@@ -45,7 +51,11 @@ func Compile(name string, raw []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", name, err)
 	}
-	return &Schema{name: name, sch: sch}, nil
+	var top struct {
+		Additional *bool `json:"additionalProperties"`
+	}
+	_ = json.Unmarshal(raw, &top) // it compiled: it is JSON
+	return &Schema{name: name, sch: sch, closed: top.Additional != nil && !*top.Additional}, nil
 }
 
 // MustCompile is Compile for schemas fixed in code; it panics on an error.

@@ -1,0 +1,136 @@
+package harness_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/network"
+	"github.com/reinhq/rein/gate/permission"
+	"github.com/reinhq/rein/internal/harness"
+)
+
+// BenchmarkPipeline judges the corpora of testdata/corpus through the whole
+// gate pipeline of a session in bypass mode (every gate runs; nothing is
+// asked), one call per iteration, cycling through the corpus. ns/op is the
+// mean per call; p50-ns and p99-ns are over the individual calls.
+//
+//	go test -run '^$' -bench Pipeline -benchmem ./internal/harness
+func BenchmarkPipeline(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		calls func(tb testing.TB, work string) []gate.Call
+	}{
+		{"shell", shellCalls},
+		{"url", urlCalls},
+		{"path", pathCalls},
+	} {
+		b.Run("corpus="+c.name, func(b *testing.B) {
+			work, err := filepath.EvalSymlinks(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(work, "sub"), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			root, err := os.OpenRoot(work)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer root.Close()
+			net := &network.Policy{}
+			reg, err := harness.Tools(harness.Env{Root: root, WorkDir: work, Net: net})
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := harness.Gates(harness.Policy{Allowed: reg.Names(), Mode: permission.Bypass}, work, net)
+			if err != nil {
+				b.Fatal(err)
+			}
+			calls := c.calls(b, work)
+			for i := range calls {
+				calls[i].Tool, _ = reg.Lookup(calls[i].Name)
+			}
+			took := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				c := calls[i%len(calls)] // a fresh copy: Call caches its decoded arguments
+				start := time.Now()
+				p.Evaluate(b.Context(), &c)
+				took = append(took, time.Since(start))
+			}
+			b.StopTimer()
+			slices.Sort(took)
+			if len(took) > 0 {
+				b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
+				b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds()), "p99-ns")
+			}
+		})
+	}
+}
+
+func corpusFile(tb testing.TB, name string) string {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "corpus", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(data)
+}
+
+func mkCall(name string, args any) gate.Call {
+	b, _ := json.Marshal(args)
+	return gate.Call{ID: "bench", Name: name, Args: b}
+}
+
+func shellCalls(tb testing.TB, _ string) []gate.Call {
+	var calls []gate.Call
+	for _, f := range []string{"shell-dangerous.jsonl", "shell-benign.jsonl"} {
+		for line := range strings.Lines(corpusFile(tb, f)) {
+			var l struct {
+				Command string `json:"command"`
+			}
+			if json.Unmarshal([]byte(line), &l) == nil && l.Command != "" {
+				calls = append(calls, mkCall("run_bash", map[string]string{"command": l.Command}))
+			}
+		}
+	}
+	return calls
+}
+
+func urlCalls(tb testing.TB, _ string) []gate.Call {
+	var calls []gate.Call
+	for _, f := range []string{"url-internal.txt", "url-public.txt"} {
+		for line := range strings.Lines(corpusFile(tb, f)) {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				calls = append(calls, mkCall("webfetch", map[string]string{"url": line}))
+			}
+		}
+	}
+	return calls
+}
+
+func pathCalls(tb testing.TB, work string) []gate.Call {
+	repl := strings.NewReplacer("$OUTSIDE", "/tmp/outside", "$WORK_ALIAS", work, "$WORK", work)
+	var calls []gate.Call
+	for line := range strings.Lines(corpusFile(tb, "path-escapes.jsonl")) {
+		var l struct {
+			Tool string          `json:"tool"`
+			Args json.RawMessage `json:"args"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.Tool != "" {
+			calls = append(calls, gate.Call{ID: "bench", Name: l.Tool, Args: json.RawMessage(repl.Replace(string(l.Args)))})
+		}
+	}
+	// And the everyday case: paths that exist inside the work dir.
+	for _, p := range []string{"sub", "sub/new.txt", "README.md", "./sub/../sub"} {
+		calls = append(calls, mkCall("read_file", map[string]string{"path": p}))
+	}
+	return calls
+}
