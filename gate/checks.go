@@ -32,7 +32,12 @@ func (Existence) Check(ctx context.Context, c *Call) Verdict {
 	if !ok {
 		return Verdict{Decision: Allow, Gate: NameExistence}
 	}
-	err := ex.Exists(ctx, c.Args)
+	var err error
+	if ce, ok := ex.(tool.CheckedExister); ok && c.validated {
+		err = ce.ExistsChecked(ctx, c.Args, c.decoded)
+	} else {
+		err = ex.Exists(ctx, c.Args)
+	}
 	switch {
 	case err == nil:
 		return Verdict{Decision: Allow, Gate: NameExistence}

@@ -13,9 +13,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/internal/jsonx"
@@ -91,8 +89,11 @@ type Call struct {
 	Tool tool.Tool
 
 	parsed bool           // Args was parsed (once, on first use)
-	value  any            // Args parsed with numbers as json.Number; nil when not JSON
+	value  any            // Args parsed; nil when not JSON
 	fields map[string]any // value when it is an object
+
+	validated bool // the validation gate accepted Args
+	decoded   any  // what the tool decoded them into then, if it did
 }
 
 func (c *Call) parse() {
@@ -100,21 +101,17 @@ func (c *Call) parse() {
 		return
 	}
 	c.parsed = true
-	dec := json.NewDecoder(bytes.NewReader(c.Args))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		return
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return // trailing data
+	if err := json.Unmarshal(c.Args, &v); err != nil {
+		return // not one JSON value (trailing data included)
 	}
 	c.value = v
 	c.fields, _ = v.(map[string]any)
 }
 
 // Value returns the arguments parsed once for every gate (numbers as
-// json.Number); ok is false when they are not one JSON value.
+// float64, as encoding/json parses them); ok is false when they are not one
+// JSON value.
 func (c *Call) Value() (v any, ok bool) {
 	c.parse()
 	return c.value, c.value != nil || bytes.Equal(bytes.TrimSpace(c.Args), []byte("null"))
@@ -361,7 +358,7 @@ func (Validation) Check(_ context.Context, c *Call) Verdict {
 	var err error
 	if vv, ok := c.Tool.(tool.ValueValidator); ok {
 		if val, parsed := c.Value(); parsed {
-			err = vv.ValidateValue(c.Args, val)
+			c.decoded, err = vv.ValidateValue(c.Args, val)
 		} else {
 			err = vv.Validate(c.Args) // says where the JSON is broken
 		}
@@ -370,6 +367,7 @@ func (Validation) Check(_ context.Context, c *Call) Verdict {
 	} else if !jsonx.IsObject(c.Args) {
 		err = fmt.Errorf("the arguments of %s must be a JSON object", c.Name)
 	}
+	c.validated = err == nil
 	if err != nil {
 		return Verdict{Decision: Deny, Gate: NameValidation, Reason: err.Error(),
 			Hint: fmt.Sprintf("The arguments were not accepted: %v. Fix them and call the tool again.", err)}

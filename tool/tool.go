@@ -138,7 +138,9 @@ type Validator interface {
 // the same document as v.
 type ValueValidator interface {
 	Validator
-	ValidateValue(args json.RawMessage, v any) error
+	// ValidateValue returns, when it decoded them, the typed arguments, for
+	// ExistsChecked to reuse; nil when it did not need to.
+	ValidateValue(args json.RawMessage, v any) (decoded any, err error)
 }
 
 // Exister is implemented by tools that can say whether the resources their
@@ -156,6 +158,15 @@ type Confirmer interface {
 	Confirm(ctx context.Context, args json.RawMessage) string
 }
 
+// CheckedExister is an Exister that can skip re-validating arguments a
+// Validator has already accepted in the same pipeline (the existence gate
+// runs after the validation gate). Unchecked arguments must go to Exists.
+type CheckedExister interface {
+	Exister
+	// ExistsChecked takes what ValidateValue returned as decoded (or nil).
+	ExistsChecked(ctx context.Context, args json.RawMessage, decoded any) error
+}
+
 // ErrArgs marks arguments a tool cannot accept.
 var ErrArgs = errors.New("invalid arguments")
 
@@ -164,15 +175,16 @@ var ErrNotExist = errors.New("does not exist")
 
 // Func is a tool made from a function of a typed argument struct.
 type Func[A any] struct {
-	spec   Spec
-	schema *schema.Schema
+	spec     Spec
+	schema   *schema.Schema
+	hasCheck bool // *A has a Check method
 	run    func(ctx context.Context, args A) (string, error)
 	lookup func(ctx context.Context, args A) error
 }
 
 var (
 	_ ValueValidator = (*Func[struct{}])(nil)
-	_ Exister        = (*Func[struct{}])(nil)
+	_ CheckedExister = (*Func[struct{}])(nil)
 )
 
 // New returns a tool that checks its arguments against spec.Schema (when
@@ -180,6 +192,7 @@ var (
 // a programming error and panics here, at construction.
 func New[A any](spec Spec, run func(ctx context.Context, args A) (string, error)) *Func[A] {
 	f := &Func[A]{spec: spec, run: run}
+	_, f.hasCheck = any(new(A)).(interface{ Check() error })
 	if len(spec.Schema) > 0 {
 		f.schema = schema.MustCompile(spec.Name, spec.Schema)
 	}
@@ -203,20 +216,48 @@ func (f *Func[A]) Validate(args json.RawMessage) error {
 }
 
 // ValidateValue is Validate for arguments the caller has parsed already.
-func (f *Func[A]) ValidateValue(args json.RawMessage, v any) error {
+func (f *Func[A]) ValidateValue(args json.RawMessage, v any) (any, error) {
 	if _, ok := v.(map[string]any); !ok {
-		return f.Validate(args) // not an object: the full path says what it is
+		return nil, f.Validate(args) // not an object: the full path says what it is
 	}
 	if f.schema != nil {
 		if err := f.schema.ValidateValue(v); err != nil {
-			return fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
+			return nil, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
+		}
+		if f.schema.Closed() && !f.hasCheck {
+			// Fields and types are the schema's; a typed decode would find
+			// nothing more than duplicate keys.
+			if err := jsonx.CheckKeys(args); err != nil {
+				return nil, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
+			}
+			return nil, nil
 		}
 	}
-	_, err := f.decodeTyped(args)
-	return err
+	a, err := f.decodeTyped(args)
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// ExistsChecked is Exists for arguments Validate has accepted: they are
+// decoded, not checked against the schema again.
+func (f *Func[A]) ExistsChecked(ctx context.Context, args json.RawMessage, decoded any) error {
+	if f.lookup == nil {
+		return nil
+	}
+	if a, ok := decoded.(*A); ok {
+		return f.lookup(ctx, *a)
+	}
+	a, err := f.decodeTyped(args)
+	if err != nil {
+		return err
+	}
+	return f.lookup(ctx, a)
 }
 
 // Exists runs the lookup declared with WithLookup; nil when there is none.
+// Arguments the tool does not accept are an error wrapping ErrArgs.
 func (f *Func[A]) Exists(ctx context.Context, args json.RawMessage) error {
 	if f.lookup == nil {
 		return nil

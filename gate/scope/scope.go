@@ -22,7 +22,6 @@ package scope
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -109,7 +108,7 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 		role := roles[arg]
 		val, ok := c.Str(arg)
 		if !ok {
-			if present(c.Args, arg) {
+			if v, _ := c.Value(); c.Has(arg) && v.(map[string]any)[arg] != nil {
 				return gate.Verdict{Decision: gate.Deny, Gate: Name,
 					Reason: fmt.Sprintf("%s argument %q is not a string, so it cannot be checked", c.Name, arg),
 					Hint:   fmt.Sprintf("The argument %q must be a string: a path relative to the working directory.", arg)}
@@ -148,15 +147,6 @@ func deny(toolName, arg, val string, role tool.Role, err error) gate.Verdict {
 	return v
 }
 
-// present reports whether args has a non-null top-level member name.
-func present(args json.RawMessage, name string) bool {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(args, &m); err != nil {
-		return false
-	}
-	raw, ok := m[name]
-	return ok && string(raw) != "null"
-}
 
 // scopeError is an error for the audit log that unwraps to a sentinel.
 type scopeError struct {

@@ -151,6 +151,9 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 // lookup checks that the working directory exists and lies inside the work
 // dir, for the existence gate.
 func (r *runner) lookup(_ context.Context, a Args) error {
+	if a.Workdir == "" || a.Workdir == "." {
+		return nil // the session's own work dir; run resolves it again
+	}
 	_, err := resolveDir(r.root, a.Workdir)
 	return err
 }
