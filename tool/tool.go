@@ -178,8 +178,8 @@ type Func[A any] struct {
 	spec     Spec
 	schema   *schema.Schema
 	hasCheck bool // *A has a Check method
-	run    func(ctx context.Context, args A) (string, error)
-	lookup func(ctx context.Context, args A) error
+	run      func(ctx context.Context, args A) (string, error)
+	lookup   func(ctx context.Context, args A) error
 }
 
 var (

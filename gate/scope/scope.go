@@ -147,7 +147,6 @@ func deny(toolName, arg, val string, role tool.Role, err error) gate.Verdict {
 	return v
 }
 
-
 // scopeError is an error for the audit log that unwraps to a sentinel.
 type scopeError struct {
 	kind error
