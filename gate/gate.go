@@ -227,26 +227,27 @@ func (p *Pipeline) Ran(c *Call) {
 // Evaluate runs every gate and returns the first Deny, else the first Ask,
 // else Allow. It asks no one: an Ask is returned as it is.
 func (p *Pipeline) Evaluate(ctx context.Context, c *Call) Verdict {
-	var ask *Verdict
+	var ask Verdict
+	asked := false
 	for _, g := range p.gates {
 		v := check(ctx, g, c)
 		switch v.Decision {
 		case Deny:
 			return v
 		case Ask:
-			if ask == nil {
-				ask = &v
+			if !asked {
+				ask, asked = v, true
 			}
 		}
 	}
-	if ask != nil {
+	if asked {
 		if p.noAsk {
 			return Verdict{Decision: Deny, Gate: ask.Gate,
 				Reason: ask.Reason + "; no one is asked in this mode, so it is refused: run it yourself outside the agent if you mean it",
 				Hint: fmt.Sprintf("This %s call needs a human's confirmation, and this session asks no one, so it did not run. "+
 					"Do not retry it; tell the user. If they mean it, they can run it themselves outside the agent.", c.Name)}
 		}
-		return *ask
+		return ask
 	}
 	return Verdict{Decision: Allow, Gate: NamePipeline, Reason: "every gate allows it"}
 }
