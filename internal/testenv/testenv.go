@@ -1,0 +1,35 @@
+// Package testenv lets tests that need a component of the machine (Docker,
+// Chromium, Landlock, busybox) skip with a message on a developer's laptop
+// where it is missing, and fail in CI, where REIN_REQUIRE=all says every
+// component must be there: CI cannot pass by skipping.
+package testenv
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Required reports whether the environment demands component: REIN_REQUIRE
+// is "all" or a comma-separated list that names it.
+func Required(component string) bool {
+	v := os.Getenv("REIN_REQUIRE")
+	if v == "all" {
+		return true
+	}
+	return slices.Contains(strings.Split(v, ","), component)
+}
+
+// Need skips the test when err says component is unavailable, or fails it
+// when the component is required. A nil err means it is there.
+func Need(tb testing.TB, component string, err error) {
+	tb.Helper()
+	if err == nil {
+		return
+	}
+	if Required(component) {
+		tb.Fatalf("%s is required here (REIN_REQUIRE=%s) but unavailable: %v", component, os.Getenv("REIN_REQUIRE"), err)
+	}
+	tb.Skipf("%s unavailable, skipping (set REIN_REQUIRE=%s to make this a failure): %v", component, component, err)
+}
