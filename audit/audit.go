@@ -36,6 +36,7 @@ const (
 	Verdict      Type = "verdict"
 	Intent       Type = "intent"
 	Result       Type = "result"
+	Abort        Type = "abort" // the session was told to stop: reason, and the call in flight if any
 	Stop         Type = "stop"
 )
 
@@ -52,6 +53,13 @@ type Record struct {
 	CallID string          `json:"call_id,omitempty"`
 	Tool   string          `json:"tool,omitempty"`
 	Args   json.RawMessage `json:"args,omitempty"`
+
+	// intent (and its result): the idempotency key of a side-effecting
+	// call, the tool's effect class, and the rollback snapshots taken of
+	// the files it may change, before it ran.
+	Key       string   `json:"key,omitempty"`
+	Effect    string   `json:"effect,omitempty"`
+	Snapshots []string `json:"snapshots,omitempty"`
 
 	// verdict
 	Decision string `json:"decision,omitempty"`

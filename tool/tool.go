@@ -167,6 +167,14 @@ type CheckedExister interface {
 	ExistsChecked(ctx context.Context, args json.RawMessage, decoded any) error
 }
 
+// Changer is implemented by tools that change files in the work dir: it
+// names, before the call runs, the paths (relative to the work dir) the
+// call may create, change or delete, so that rein can snapshot them for
+// rollback. It must not change anything itself.
+type Changer interface {
+	Changes(args json.RawMessage) ([]string, error)
+}
+
 // ErrArgs marks arguments a tool cannot accept.
 var ErrArgs = errors.New("invalid arguments")
 
