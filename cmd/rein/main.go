@@ -32,11 +32,13 @@ const (
 var version = "dev"
 
 type cli struct {
-	Demo    demoCmd    `cmd:"" help:"Run the scripted scenarios: no key, no network. All of them when no NAME is given."`
-	Run     runCmd     `cmd:"" help:"Run one task under rein's gates, budget and audit log."`
-	Policy  policyCmd  `cmd:"" help:"Check tool calls against the gates without running them."`
-	Tools   toolsCmd   `cmd:"" help:"List the built-in tools: name, effect class, default allowlist, what each does."`
-	Version versionCmd `cmd:"" help:"Print rein's version."`
+	Demo     demoCmd     `cmd:"" help:"Run the scripted scenarios: no key, no network. All of them when no NAME is given."`
+	Run      runCmd      `cmd:"" help:"Run one task under rein's gates, budget and audit log."`
+	Policy   policyCmd   `cmd:"" help:"Check tool calls against the gates without running them."`
+	Tools    toolsCmd    `cmd:"" help:"List the built-in tools: name, effect class, default allowlist, what each does."`
+	Audit    auditCmd    `cmd:"" help:"Check an audit log's hash chain (verify) or render it as a timeline (show)."`
+	Rollback rollbackCmd `cmd:"" help:"Undo a session's file changes from its snapshots, newest first, verified by SHA-256."`
+	Version  versionCmd  `cmd:"" help:"Print rein's version."`
 }
 
 // env is what a command may touch of the outside world.
