@@ -68,6 +68,18 @@ type Config struct {
 	// ClipResults is how many bytes of a tool result an audit record keeps;
 	// the record always has the full size and SHA-256. Default 4096.
 	ClipResults int
+	// Session is the session id; it goes into every idempotency key.
+	Session string
+	// Snapshots, when set, saves the files a call may change (tool.Changer)
+	// before it runs, for rollback. A call whose files cannot be saved does
+	// not run.
+	Snapshots Snapshotter
+}
+
+// Snapshotter saves the current state of a file in the work dir, before a
+// tool changes it, and returns an id for the audit log.
+type Snapshotter interface {
+	Snapshot(rel string) (id string, err error)
 }
 
 // Loop runs tasks under one configuration. A Loop holds no per-run state, so

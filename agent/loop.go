@@ -11,6 +11,7 @@ import (
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/tool"
 )
 
 // ErrWallTime is the cause of a run's context when its wall-time cap passes.
@@ -24,12 +25,13 @@ type errStop struct {
 
 // run is the state of one Run.
 type run struct {
-	l      *Loop
-	ctx    context.Context
-	meter  *budget.Meter
-	msgs   []model.Message
-	res    Result
-	answer string
+	l        *Loop
+	ctx      context.Context
+	meter    *budget.Meter
+	msgs     []model.Message
+	res      Result
+	answer   string
+	inflight *audit.Record // the tool call running, or the model call waiting, when an abort comes
 }
 
 // Run runs task until it stops, and reports why. It never panics on model or
@@ -116,17 +118,19 @@ func (r *run) step() *errStop {
 	step := r.meter.Used().Steps
 	req := &model.Request{System: r.l.cfg.System, Messages: r.msgs, Tools: r.l.offered}
 	began := time.Now()
+	r.inflight = &audit.Record{Step: step, Tool: "(model call)"}
 	resp, err := r.generate(req)
 	took := time.Since(began)
 	if err != nil {
 		if s := r.ctxStop(); s != nil {
-			return s
+			return s // an abort while the model was asked: it is in flight
 		}
 		// If this record cannot be written, neither can the stop; the model's
 		// error is the one to report.
 		_ = r.record(audit.Record{Type: audit.ModelCall, Step: step, Error: err.Error(), DurationMS: ms(took)})
 		return &errStop{StopError, fmt.Errorf("model call failed at step %d: %w", step, err)}
 	}
+	r.inflight = nil
 	var cost float64
 	if r.l.cfg.Price != nil {
 		cost = r.l.cfg.Price(resp.Usage)
@@ -210,12 +214,30 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	}
 
 	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, "", "", ""
+	rec.Effect = t.Spec().Effect.String()
+	if t.Spec().Effect != tool.ReadOnly {
+		rec.Key = IdempotencyKey(r.l.cfg.Session, c.ID, c.Name, c.Args)
+	}
+	snaps, err := r.snapshot(t, c.Args)
+	if err != nil {
+		res := model.ToolResult{CallID: c.ID, Name: c.Name, IsError: true,
+			Content: "Error: the files this call would change could not be saved for rollback, so it did not run: " + err.Error()}
+		if s := r.record(audit.Record{Type: audit.Result, Step: step, CallID: c.ID, Tool: c.Name, Content: res.Content, IsError: true}); s != nil {
+			return model.ToolResult{}, s
+		}
+		return res, nil
+	}
+	rec.Snapshots = snaps
 	if s := r.record(rec); s != nil {
 		return model.ToolResult{}, s // no record, no effect
 	}
 	began := time.Now()
+	r.inflight = &audit.Record{Step: step, CallID: c.ID, Tool: c.Name, Key: rec.Key}
 	out, err := runTool(r.ctx, t, c.Args)
 	took := time.Since(began)
+	if r.ctx.Err() == nil {
+		r.inflight = nil // it finished before any abort
+	}
 	r.l.cfg.Gates.Ran(call)
 	res := model.ToolResult{CallID: c.ID, Name: c.Name, Content: out}
 	if err != nil {
@@ -223,7 +245,7 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	}
 	clipped, size, sum, cut := audit.Clip(res.Content, r.l.cfg.ClipResults)
 	if s := r.record(audit.Record{
-		Type: audit.Result, Step: step, CallID: c.ID, Tool: c.Name, Content: clipped, IsError: res.IsError,
+		Type: audit.Result, Step: step, CallID: c.ID, Tool: c.Name, Key: rec.Key, Content: clipped, IsError: res.IsError,
 		Bytes: size, SHA256: sum, Truncated: cut, DurationMS: ms(took),
 	}); s != nil {
 		return model.ToolResult{}, s
@@ -234,7 +256,39 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	return res, nil
 }
 
+// snapshot saves the files a call may change, when the tool names them and
+// the loop has a Snapshotter.
+func (r *run) snapshot(t tool.Tool, args json.RawMessage) ([]string, error) {
+	ch, ok := t.(tool.Changer)
+	if !ok || r.l.cfg.Snapshots == nil {
+		return nil, nil
+	}
+	paths, err := ch.Changes(args)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(paths))
+	for _, p := range paths {
+		id, err := r.l.cfg.Snapshots.Snapshot(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
 func (r *run) finish(stop *errStop) Result {
+	if stop.reason == StopAborted {
+		rec := audit.Record{Type: audit.Abort, Reason: "aborted"}
+		if stop.err != nil {
+			rec.Reason = stop.err.Error()
+		}
+		if f := r.inflight; f != nil {
+			rec.Step, rec.CallID, rec.Tool, rec.Key = f.Step, f.CallID, f.Tool, f.Key
+		}
+		_ = r.record(rec) // the stop record below reports a failed log
+	}
 	used := r.meter.Used()
 	r.res.Stop = stop.reason
 	r.res.Err = stop.err

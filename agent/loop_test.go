@@ -93,6 +93,8 @@ type fixture struct {
 	approver approve.Approver
 	limits   budget.Limits
 	log      *memLog
+	snaps    agent.Snapshotter
+	session  string
 }
 
 func (f fixture) loop(t *testing.T) *agent.Loop {
@@ -113,8 +115,10 @@ func (f fixture) loop(t *testing.T) *agent.Loop {
 		Model:  f.model,
 		Tools:  reg,
 		Gates:  gate.NewPipeline(f.approver, gate.NewAvailability(allowed), gate.Validation{}, gate.Confirm{}),
-		Limits: f.limits,
-		Audit:  log,
+		Limits:    f.limits,
+		Audit:     log,
+		Snapshots: f.snaps,
+		Session:   f.session,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -237,8 +241,8 @@ func TestAbortDuringTool(t *testing.T) {
 		t.Fatalf("stop %s after %d runs, want aborted after 1", res.Stop, p.Runs())
 	}
 	got := strings.Join(log.types(), " ")
-	if !strings.HasSuffix(got, "intent result stop") {
-		t.Errorf("records %s: the interrupted call's result and the stop must be recorded", got)
+	if !strings.HasSuffix(got, "intent result abort stop") {
+		t.Errorf("records %s: the interrupted call's result, the abort and the stop must be recorded", got)
 	}
 }
 
