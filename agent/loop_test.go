@@ -112,9 +112,9 @@ func (f fixture) loop(t *testing.T) *agent.Loop {
 		log = f.log
 	}
 	l, err := agent.New(agent.Config{
-		Model:  f.model,
-		Tools:  reg,
-		Gates:  gate.NewPipeline(f.approver, gate.NewAvailability(allowed), gate.Validation{}, gate.Confirm{}),
+		Model:     f.model,
+		Tools:     reg,
+		Gates:     gate.NewPipeline(f.approver, gate.NewAvailability(allowed), gate.Validation{}, gate.Confirm{}),
 		Limits:    f.limits,
 		Audit:     log,
 		Snapshots: f.snaps,
