@@ -36,7 +36,8 @@ const (
 	Verdict      Type = "verdict"
 	Intent       Type = "intent"
 	Result       Type = "result"
-	Abort        Type = "abort" // the session was told to stop: reason, and the call in flight if any
+	Abort        Type = "abort"  // the session was told to stop: reason, and the call in flight if any
+	Resume       Type = "resume" // an interrupted session goes on: how its unfinished calls were settled
 	Stop         Type = "stop"
 )
 

@@ -1,8 +1,132 @@
 package main
 
-import "errors"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
 
-// auditCmd is a placeholder until `rein audit verify|show` lands.
-type auditCmd struct{}
+	"github.com/reinhq/rein/audit"
+)
 
-func (auditCmd) Run() error { return errors.New("rein audit is not built yet") }
+type auditCmd struct {
+	Verify auditVerifyCmd `cmd:"" help:"Check that audit logs are whole and unchanged: the hash chain, sequence numbers, session and times. Exit 1 names the first bad line."`
+	Show   auditShowCmd   `cmd:"" help:"Print an audit log as a readable timeline: steps, calls, verdicts, results, the stop and the refusals."`
+}
+
+type auditVerifyCmd struct {
+	Files []string `arg:"" name:"file" help:"Audit logs (SESSION.jsonl) to check."`
+	JSON  bool     `name:"json" help:"Print one JSON object per file: file, lines, session, first_bad, problem, complete, head."`
+}
+
+func (c *auditVerifyCmd) Run(e env) error {
+	if err := checkFiles(c.Files); err != nil {
+		return err
+	}
+	broken := false
+	enc := json.NewEncoder(e.stdout)
+	for _, name := range c.Files {
+		rep, err := verifyFile(name)
+		if err != nil {
+			return err
+		}
+		broken = broken || !rep.Intact()
+		if c.JSON {
+			if err := enc.Encode(struct {
+				File string `json:"file"`
+				audit.Report
+			}{name, rep}); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintln(e.stdout, verdictLine(name, rep))
+	}
+	if broken {
+		return exitCode(exitError)
+	}
+	return nil
+}
+
+func verifyFile(name string) (audit.Report, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return audit.Report{}, err
+	}
+	defer f.Close()
+	rep, err := audit.Verify(f)
+	if err != nil {
+		return rep, fmt.Errorf("%s: %w", name, err)
+	}
+	return rep, nil
+}
+
+// verdictLine is verify's one line about a file.
+func verdictLine(name string, rep audit.Report) string {
+	if !rep.Intact() {
+		return fmt.Sprintf("%s: line %d: %s", name, rep.FirstBad, rep.Problem)
+	}
+	end := "complete"
+	if !rep.Complete {
+		end = "no stop record (interrupted)"
+	}
+	noun := "records"
+	if rep.Lines == 1 {
+		noun = "record"
+	}
+	return fmt.Sprintf("%s: intact, %d %s, session %s, %s", name, rep.Lines, noun, rep.Session, end)
+}
+
+type auditShowCmd struct {
+	File     string `arg:"" name:"file" help:"The audit log (SESSION.jsonl) to show."`
+	Refusals bool   `help:"Print only the refused calls, grouped by the gate that refused them."`
+}
+
+func (c *auditShowCmd) Run(e env) error {
+	if err := checkFiles([]string{c.File}); err != nil {
+		return err
+	}
+	f, err := os.Open(c.File)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rep, err := audit.Verify(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.File, err)
+	}
+	if !rep.Intact() {
+		fmt.Fprintf(e.stdout, "warning: %s: line %d: %s; the log is damaged or was changed, what follows is what it says now\n\n",
+			c.File, rep.FirstBad, rep.Problem)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("%s: %w", c.File, err)
+	}
+	if err := audit.Show(e.stdout, f, audit.ShowOptions{Refusals: c.Refusals}); err != nil {
+		return fmt.Errorf("%s: %w", c.File, err)
+	}
+	if !rep.Intact() {
+		return exitCode(exitError)
+	}
+	return nil
+}
+
+// checkFiles makes a missing file or a directory a usage error (exit 2),
+// before any file is read. A file that exists but cannot be read is an error
+// (exit 1) when it is opened.
+func checkFiles(names []string) error {
+	for _, name := range names {
+		st, err := os.Stat(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return usagef("%s: no such file (the logs are in $XDG_STATE_HOME/rein/audit unless --audit-dir or audit.dir said otherwise)", name)
+		case err != nil:
+			return err
+		case st.IsDir():
+			return usagef("%s is a directory: give the log files (SESSION.jsonl) in it", name)
+		}
+	}
+	return nil
+}
