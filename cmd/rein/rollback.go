@@ -1,8 +1,116 @@
 package main
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
 
-// rollbackCmd is a placeholder until `rein rollback` lands.
-type rollbackCmd struct{}
+	sessionid "github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/rollback"
+)
 
-func (rollbackCmd) Run() error { return errors.New("rein rollback is not built yet") }
+type rollbackCmd struct {
+	Session  string `arg:"" help:"The session id, as in the name of its audit log (SESSION.jsonl); the log's path works too."`
+	StateDir string `placeholder:"DIR" help:"rein's state directory; the snapshots are in DIR/rollback (default $XDG_STATE_HOME/rein, else ~/.local/state/rein)."`
+	DryRun   bool   `help:"Show what would be restored or deleted, and change nothing."`
+}
+
+// maxListed is how many known sessions an unknown-session error lists.
+const maxListed = 10
+
+func (c *rollbackCmd) Run(e env) error {
+	id := c.Session
+	if strings.HasSuffix(id, ".jsonl") { // the audit log's path
+		id = strings.TrimSuffix(filepath.Base(id), ".jsonl")
+	}
+	if err := sessionid.CheckID(id); err != nil {
+		return usagef("%v: give the session id from the audit log's name, e.g. rein rollback 20261202T140501Z-3fa9c2d1", err)
+	}
+	dir, err := c.dir()
+	if err != nil {
+		return err
+	}
+	j, err := rollback.Load(dir, id)
+	if errors.Is(err, rollback.ErrUnknownSession) {
+		return unknownSession(e, dir, id)
+	}
+	if err != nil {
+		return err
+	}
+	var reports []rollback.FileReport
+	if c.DryRun {
+		reports, err = j.Plan()
+	} else {
+		reports, err = j.Restore()
+	}
+	for _, n := range j.Notes {
+		fmt.Fprintf(e.stderr, "rein: note: %s\n", n)
+	}
+	if err != nil {
+		return err
+	}
+	if len(reports) == 0 {
+		fmt.Fprintf(e.stdout, "nothing to roll back: session %s changed no files\n", id)
+		return nil
+	}
+	failed := 0
+	for _, r := range reports {
+		if r.Action == rollback.Failed {
+			failed++
+		}
+		fmt.Fprintln(e.stdout, reportLine(r, c.DryRun))
+	}
+	if failed > 0 {
+		fmt.Fprintf(e.stderr, "rein: %d of %d path(s) could not be restored\n", failed, len(reports))
+		return exitCode(exitError)
+	}
+	return nil
+}
+
+// dir is where the session stores are.
+func (c *rollbackCmd) dir() (string, error) {
+	if c.StateDir != "" {
+		return filepath.Join(c.StateDir, "rollback"), nil
+	}
+	return rollback.Dir()
+}
+
+// reportLine renders what happened to one path, or with dry what would.
+func reportLine(r rollback.FileReport, dry bool) string {
+	switch {
+	case r.Action == rollback.Failed:
+		return fmt.Sprintf("FAILED %s: %s", r.Path, r.Err)
+	case r.Action == rollback.Unchanged:
+		return "unchanged " + r.Path
+	case r.Action == rollback.Deleted && dry:
+		return fmt.Sprintf("would delete %s (created by the agent)", r.Path)
+	case r.Action == rollback.Deleted:
+		return fmt.Sprintf("deleted %s (created by the agent)", r.Path)
+	case dry:
+		return "would restore " + r.Path
+	}
+	return "restored " + r.Path
+}
+
+// unknownSession says so, lists the sessions that have snapshots, and
+// exits with the usage status.
+func unknownSession(e env, dir, id string) error {
+	fmt.Fprintf(e.stderr, "rein: no snapshots of session %s in %s\n", id, dir)
+	known, err := rollback.Sessions(dir)
+	switch {
+	case err != nil:
+		fmt.Fprintf(e.stderr, "rein: %v\n", err)
+	case len(known) == 0:
+		fmt.Fprintln(e.stderr, "rein: no session has snapshots there; rein saves a file there before write_file or edit_file changes it")
+	default:
+		fmt.Fprintln(e.stderr, "rein: sessions with snapshots, most recent first:")
+		for _, k := range known[:min(len(known), maxListed)] {
+			fmt.Fprintf(e.stderr, "  %s\n", k)
+		}
+		if len(known) > maxListed {
+			fmt.Fprintf(e.stderr, "  … and %d older\n", len(known)-maxListed)
+		}
+	}
+	return exitCode(exitUsage)
+}

@@ -114,7 +114,7 @@ func (a *EditArgs) Check() error {
 }
 
 // EditFile returns the edit_file tool: replace exact text in a file.
-func EditFile(root *os.Root, o Options) tool.Tool {
+func EditFile(root *os.Root, o Options) *Editor {
 	w := newWorkdir(root)
 	maxBytes := o.maxBytes()
 	schema := fmt.Sprintf(`{"type":"object","properties":{`+
@@ -123,7 +123,7 @@ func EditFile(root *os.Root, o Options) tool.Tool {
 		`"new_string":{"type":"string","maxLength":%d,"description":"The text to put in its place"},`+
 		`"replace_all":{"type":"boolean","description":"Replace every occurrence; default false, which requires old_string to occur exactly once"}},`+
 		`"required":["path","old_string","new_string"],"additionalProperties":false}`, MaxContentBytes, MaxContentBytes)
-	return tool.New(tool.Spec{
+	f := tool.New(tool.Spec{
 		Name: "edit_file",
 		Description: "Replace exact text in an existing text file in the working directory: old_string becomes new_string. " +
 			"Read the file first and copy old_string exactly, including whitespace, without the line numbers read_file adds. " +
@@ -170,6 +170,7 @@ func EditFile(root *os.Root, o Options) tool.Tool {
 		}
 		return fmt.Sprintf("replaced %d occurrences in %s", n, a.Path), nil
 	})
+	return &Editor{Func: f, w: w}
 }
 
 // written says what a write did.

@@ -1,0 +1,198 @@
+// Package rollback saves the files a session's tools are about to change and
+// puts them back afterwards: `rein rollback SESSION`.
+//
+// Before a tool that changes files runs (write_file, edit_file: any
+// tool.Changer), the agent loop calls Store.Snapshot for each path the call
+// names. The first time a path is named in a session its state is saved —
+// the bytes and mode of a regular file, the target of a symbolic link, or
+// the fact that nothing was there — in a per-session store under the state
+// directory: a journal of one JSON line per path, and a copy ("blob") of
+// each file. Both are on disk (fsynced) before Snapshot returns, so a tool
+// never changes a file whose earlier state is not saved, even if rein is
+// killed a moment later.
+//
+// Restore undoes the session: newest snapshot first, each path gets its
+// first state back — files are written atomically (a temporary file renamed
+// over the path) and then read back and checked against the SHA-256 in the
+// journal; files the agent created are deleted, with the directories it
+// created for them when they are empty. Running it twice is harmless: the
+// second run finds everything unchanged.
+//
+// Every read and write goes through an os.Root opened on the work
+// directory, so neither saving nor restoring follows a symbolic link out of
+// it, and a path in a damaged or edited journal cannot name a file outside
+// it.
+//
+// What it will not do: restore what a tool changed without declaring it
+// (a shell command's writes), restore ownership or timestamps, remove
+// directories that are not empty, or save files larger than the size cap
+// (the tool is refused instead). It keeps the store after a restore; the
+// store holds copies of the user's files and is private to the user (0700).
+package rollback
+
+import (
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// DefaultMaxFileSize is the largest file Snapshot saves unless WithMaxFileSize
+// says otherwise.
+const DefaultMaxFileSize = 64 << 20
+
+// Errors, for callers that branch on them.
+var (
+	// ErrUnknownSession: the state directory holds no store for the session.
+	ErrUnknownSession = errors.New("no snapshots for this session")
+	// ErrBusy: the session's store is in use (the session is still running,
+	// or another rollback of it is).
+	ErrBusy = errors.New("session store in use")
+	// ErrTooLarge: the file is larger than the snapshot size cap.
+	ErrTooLarge = errors.New("file too large to snapshot")
+	// ErrUnsupported: the path is something other than a regular file, a
+	// symbolic link or nothing (a directory, a device, a pipe).
+	ErrUnsupported = errors.New("cannot snapshot this kind of file")
+	// ErrOutside: the path leads out of the work directory.
+	ErrOutside = errors.New("outside the work directory")
+	// ErrPath: the path is not a clean path relative to the work directory.
+	ErrPath = errors.New("not a relative path inside the work directory")
+	// ErrClosed: Snapshot after Close.
+	ErrClosed = errors.New("snapshot store is closed")
+)
+
+// Dir is where session stores go: $XDG_STATE_HOME/rein/rollback, or
+// ~/.local/state/rein/rollback when XDG_STATE_HOME is unset.
+func Dir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "rein", "rollback"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("rollback: no home directory for the snapshots (%w); pass a state directory", err)
+	}
+	return filepath.Join(home, ".local", "state", "rein", "rollback"), nil
+}
+
+// Kind is what was at a path when it was saved.
+type Kind string
+
+// The kinds of entry.
+const (
+	KindFile    Kind = "file"    // a regular file: mode, size, SHA-256, and a blob of its bytes
+	KindSymlink Kind = "symlink" // a symbolic link: its target, not followed
+	KindAbsent  Kind = "absent"  // nothing: the agent created it
+)
+
+// Mode is a file's permission bits with setuid, setgid and sticky, in the
+// Unix octal encoding. In the journal it is a string such as "0644".
+type Mode uint32
+
+// modeOf keeps the bits of m that Mode holds.
+func modeOf(m iofs.FileMode) Mode {
+	b := Mode(m.Perm())
+	if m&iofs.ModeSetuid != 0 {
+		b |= 0o4000
+	}
+	if m&iofs.ModeSetgid != 0 {
+		b |= 0o2000
+	}
+	if m&iofs.ModeSticky != 0 {
+		b |= 0o1000
+	}
+	return b
+}
+
+// FileMode returns m as an fs.FileMode.
+func (m Mode) FileMode() iofs.FileMode {
+	f := iofs.FileMode(m & 0o777)
+	if m&0o4000 != 0 {
+		f |= iofs.ModeSetuid
+	}
+	if m&0o2000 != 0 {
+		f |= iofs.ModeSetgid
+	}
+	if m&0o1000 != 0 {
+		f |= iofs.ModeSticky
+	}
+	return f
+}
+
+// MarshalText renders m in octal, like "0644".
+func (m Mode) MarshalText() ([]byte, error) { return fmt.Appendf(nil, "%04o", uint32(m)), nil }
+
+// UnmarshalText parses an octal mode of at most 07777.
+func (m *Mode) UnmarshalText(b []byte) error {
+	if len(b) == 0 || len(b) > 5 {
+		return fmt.Errorf("mode %q: want octal digits like 0644", b)
+	}
+	n, err := strconv.ParseUint(string(b), 8, 32)
+	if err != nil || n > 0o7777 {
+		return fmt.Errorf("mode %q: want octal digits like 0644", b)
+	}
+	*m = Mode(n)
+	return nil
+}
+
+// Entry is one line of a session's journal: the first state of one path.
+type Entry struct {
+	Seq  uint64 `json:"seq"`
+	Path string `json:"path"` // clean, relative to the work directory
+	Kind Kind   `json:"kind"`
+	// KindFile.
+	Mode   Mode   `json:"mode,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	// KindSymlink.
+	Target string `json:"target,omitempty"`
+	// KindAbsent: the directories above Path that did not exist either,
+	// deepest first; a restore removes them when they are empty.
+	Dirs []string `json:"dirs,omitempty"`
+	// Via names the symbolic link through which Path was reached, when
+	// Path was saved because a tool would write through that link.
+	Via string `json:"via,omitempty"`
+}
+
+// ID is the entry's snapshot id: the name of its blob, and what the audit
+// log's intent records list.
+func (e Entry) ID() string { return ID(e.Seq) }
+
+// ID formats a snapshot sequence number as an id.
+func ID(seq uint64) string { return fmt.Sprintf("%06d", seq) }
+
+// The actions of a FileReport.
+const (
+	Restored  = "restored"  // the first state was written back (a file or a link)
+	Deleted   = "deleted"   // the agent created the file; it was removed
+	Unchanged = "unchanged" // the path is already in its first state
+	Failed    = "failed"    // see Err; the path may not be in its first state
+)
+
+// FileReport says what a restore did to one path (or, from Plan, what it
+// would do).
+type FileReport struct {
+	Path   string
+	Action string // Restored, Deleted, Unchanged or Failed
+	Err    string // why, when Failed
+}
+
+// manifest describes a session's store.
+type manifest struct {
+	Version int       `json:"version"`
+	Session string    `json:"session"`
+	Workdir string    `json:"workdir"`
+	Created time.Time `json:"created"`
+}
+
+const manifestVersion = 1
+
+// Names inside a session's store.
+const (
+	manifestName = "manifest.json"
+	journalName  = "journal.jsonl"
+	blobsName    = "blobs"
+	lockName     = "lock"
+)
