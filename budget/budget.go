@@ -157,3 +157,9 @@ type Used struct {
 func (m *Meter) Used() Used {
 	return Used{Steps: m.steps, ToolCalls: m.calls, Usage: m.usage, Tokens: m.usage.Total(), CostUSD: m.cost}
 }
+
+// NewMeterFrom returns a meter that has already counted used: a resumed
+// session goes on from what the interrupted one spent.
+func NewMeterFrom(l Limits, used Used) *Meter {
+	return &Meter{limits: l, steps: used.Steps, calls: used.ToolCalls, usage: used.Usage, cost: used.CostUSD}
+}

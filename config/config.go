@@ -77,8 +77,10 @@ type Tools struct {
 type Audit struct {
 	// Dir is where logs go; empty means $XDG_STATE_HOME/rein/audit.
 	Dir string `toml:"dir" json:"dir"`
-	// Durability is "flush" (survives a crash of rein) or "fsync"
-	// (survives a power loss, slower).
+	// Durability is "fsync" (the default: every record is on disk before
+	// the next step, so after a crash at any moment every line is complete)
+	// or "flush" (handed to the OS: survives a crash of rein, not of the
+	// machine; much faster).
 	Durability string `toml:"durability" json:"durability"`
 }
 
@@ -108,7 +110,7 @@ func Default() Config {
 			MaxCostUSD: b.MaxCostUSD, Timeout: Duration(b.MaxWall)},
 		Tools:       Tools{Allow: DefaultTools(), ReadLines: 2000},
 		Permissions: Permissions{Mode: string(permission.Default)},
-		Audit:       Audit{Durability: "flush"},
+		Audit:       Audit{Durability: "fsync"},
 	}
 }
 
@@ -145,9 +147,9 @@ func (c Config) Validate() error {
 // Level returns the audit durability.
 func (a Audit) Level() (audit.Durability, error) {
 	switch a.Durability {
-	case "flush", "":
+	case "flush":
 		return audit.Flush, nil
-	case "fsync":
+	case "fsync", "":
 		return audit.Fsync, nil
 	}
 	return 0, fmt.Errorf("audit.durability is %q: use \"flush\" or \"fsync\"", a.Durability)

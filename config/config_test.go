@@ -34,7 +34,7 @@ func TestDefault(t *testing.T) {
 			Timeout: config.Duration(30 * time.Minute)},
 		Tools:       config.Tools{Allow: config.DefaultTools(), ReadLines: 2000},
 		Permissions: config.Permissions{Mode: "default"},
-		Audit:       config.Audit{Dir: "", Durability: "flush"},
+		Audit:       config.Audit{Dir: "", Durability: "fsync"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Default() = %+v, want %+v", c, want)
@@ -42,8 +42,8 @@ func TestDefault(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Errorf("Default().Validate() = %v", err)
 	}
-	if lvl, err := c.Audit.Level(); err != nil || lvl != audit.Flush {
-		t.Errorf("Default().Audit.Level() = %v, %v; want Flush", lvl, err)
+	if lvl, err := c.Audit.Level(); err != nil || lvl != audit.Fsync {
+		t.Errorf("Default().Audit.Level() = %v, %v; want Fsync", lvl, err)
 	}
 	b := c.Limits.Budget()
 	if b.MaxSteps != 40 || b.MaxToolCalls != 200 || b.MaxTokens != 200_000 || b.MaxWall != 30*time.Minute {
@@ -287,7 +287,7 @@ func TestAuditLevel(t *testing.T) {
 		ok         bool
 	}{
 		{"flush", audit.Flush, true},
-		{"", audit.Flush, true},
+		{"", audit.Fsync, true},
 		{"fsync", audit.Fsync, true},
 		{"FSYNC", 0, false},
 		{"sometimes", 0, false},

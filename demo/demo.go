@@ -196,6 +196,7 @@ func (s Scenario) Spec(m model.Model) harness.Spec {
 		Scenario: s.Name, Task: s.Task, Model: m, Seed: Files(), ReadLines: s.ReadLines,
 		Policy: harness.Policy{Allowed: s.Allowed, Mode: permission.Default, ToolLimits: s.ToolLimits, Approver: s.Approver()},
 		Limits: s.Limits, Expect: s.Expect,
+		NoRollback: true, // the work dir is temporary: there is nothing to roll back to
 	}
 	if s.Desk {
 		spec.Desk = desk.Demo()

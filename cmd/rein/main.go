@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/reinhq/rein/agent"
 )
 
 // Exit codes (DESIGN.md): 0 done; 1 error; 2 usage; 3 stopped by a limit or
@@ -38,6 +40,7 @@ type cli struct {
 	Tools    toolsCmd    `cmd:"" help:"List the built-in tools: name, effect class, default allowlist, what each does."`
 	Audit    auditCmd    `cmd:"" help:"Check an audit log's hash chain (verify) or render it as a timeline (show)."`
 	Rollback rollbackCmd `cmd:"" help:"Undo a session's file changes from its snapshots, newest first, verified by SHA-256."`
+	Resume   resumeCmd   `cmd:"" help:"Continue an interrupted session from its audit log; an irreversible call that may have happened is never repeated without a human."`
 	Version  versionCmd  `cmd:"" help:"Print rein's version."`
 }
 
@@ -61,10 +64,38 @@ type exitCode int
 func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := abortOnSignals(context.Background(), os.Stderr)
 	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr})
 	stop()
 	os.Exit(code)
+}
+
+// abortOnSignals returns a context that the first SIGINT or SIGTERM aborts
+// (agent.WithAbort: the tool in flight is killed, the session is recorded
+// as aborted); a second signal exits at once with 130, recorded or not.
+func abortOnSignals(parent context.Context, stderr io.Writer) (context.Context, func()) {
+	ctx, abort := agent.WithAbort(parent)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-sigs:
+				n++
+				if n > 1 {
+					fmt.Fprintf(stderr, "rein: %v again: exiting at once\n", sig)
+					os.Exit(exitAborted)
+				}
+				fmt.Fprintf(stderr, "rein: %v: aborting (send it again to exit at once)\n", sig)
+				abort(fmt.Sprintf("%v received", sig))
+			}
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); close(done) }
 }
 
 // run parses args, runs the command and returns the exit status.

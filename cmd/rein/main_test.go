@@ -31,6 +31,10 @@ import (
 var update = flag.Bool("u", false, "update testscript golden output")
 
 func TestMain(m *testing.M) {
+	if os.Getenv("REIN_TEST_MAIN") == "1" { // a test runs this binary as rein (crash test)
+		main()
+		return
+	}
 	testscript.Main(m, map[string]func(){"rein": main})
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,25 +20,28 @@ import (
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
+	"github.com/reinhq/rein/session/rollback"
 	"github.com/reinhq/rein/tool"
 )
 
 type runCmd struct {
-	Task         string         `arg:"" help:"The task, in words."`
-	Model        string         `placeholder:"PROVIDER:MODEL" help:"The model. scripted:PATH plays a script file (docs/script-format.md)."`
-	Tools        []string       `sep:"," placeholder:"TOOL" help:"Allowlist: the only tools the model sees and may call (default tools.allow from config, else every built-in tool but send_email; see rein tools)."`
-	Mode         string         `placeholder:"MODE" help:"Permission mode: default (reads and planning run, the rest asks), accept-edits (file edits run too), plan (read-only), bypass (what the hard gates allow runs; what they would ask about is refused). Default: permissions.mode from config, else default."`
-	Workdir      string         `default:"." placeholder:"DIR" help:"Work directory: the file tools and the shell see it and nothing outside it."`
-	MaxSteps     *int           `placeholder:"N" help:"Stop after N model calls (default 40)."`
-	MaxToolCalls *int           `placeholder:"N" help:"Stop when the model asks for more than N tool calls (default 200)."`
-	MaxTokens    *int64         `placeholder:"N" help:"Stop when more than N tokens were used (default 200000)."`
-	MaxCostUSD   *float64       `name:"max-cost-usd" placeholder:"USD" help:"Stop when the run cost more than this (default: no cap; the scripted model costs nothing)."`
-	Timeout      *time.Duration `placeholder:"DURATION" help:"Stop after this wall time, like 90s or 30m (default 30m)."`
-	ReadLines    *int           `placeholder:"N" help:"Lines read_file returns when the model gives no limit (default 2000, at most 2000)."`
-	Expect       string         `placeholder:"NUMBER" help:"Ground truth: the answer passes when it contains this number (compared as a number) and the run ended done."`
-	JSON         bool           `name:"json" help:"Print every audit record as a JSON line, then one final JSON object."`
-	AuditDir     string         `placeholder:"DIR" help:"Directory for the audit log (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
-	Config       string         `placeholder:"FILE" help:"A config file applied after ~/.config/rein/config.toml and DIR/.rein/config.toml."`
+	Task            string         `arg:"" help:"The task, in words."`
+	Model           string         `placeholder:"PROVIDER:MODEL" help:"The model. scripted:PATH plays a script file (docs/script-format.md)."`
+	Tools           []string       `sep:"," placeholder:"TOOL" help:"Allowlist: the only tools the model sees and may call (default tools.allow from config, else every built-in tool but send_email; see rein tools)."`
+	Mode            string         `placeholder:"MODE" help:"Permission mode: default (reads and planning run, the rest asks), accept-edits (file edits run too), plan (read-only), bypass (what the hard gates allow runs; what they would ask about is refused). Default: permissions.mode from config, else default."`
+	Workdir         string         `default:"." placeholder:"DIR" help:"Work directory: the file tools and the shell see it and nothing outside it."`
+	MaxSteps        *int           `placeholder:"N" help:"Stop after N model calls (default 40)."`
+	MaxToolCalls    *int           `placeholder:"N" help:"Stop when the model asks for more than N tool calls (default 200)."`
+	MaxTokens       *int64         `placeholder:"N" help:"Stop when more than N tokens were used (default 200000)."`
+	MaxCostUSD      *float64       `name:"max-cost-usd" placeholder:"USD" help:"Stop when the run cost more than this (default: no cap; the scripted model costs nothing)."`
+	Timeout         *time.Duration `placeholder:"DURATION" help:"Stop after this wall time, like 90s or 30m (default 30m)."`
+	ReadLines       *int           `placeholder:"N" help:"Lines read_file returns when the model gives no limit (default 2000, at most 2000)."`
+	Expect          string         `placeholder:"NUMBER" help:"Ground truth: the answer passes when it contains this number (compared as a number) and the run ended done."`
+	JSON            bool           `name:"json" help:"Print every audit record as a JSON line, then one final JSON object."`
+	AuditDir        string         `placeholder:"DIR" help:"Directory for the audit log (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
+	Config          string         `placeholder:"FILE" help:"A config file applied after ~/.config/rein/config.toml and DIR/.rein/config.toml."`
+	Durability      string         `placeholder:"LEVEL" help:"Audit durability: fsync (every record on disk before the next step; the default) or flush (handed to the OS: survives a crash of rein, not of the machine)."`
+	RollbackOnAbort bool           `name:"rollback-on-abort" help:"When the run is aborted (Ctrl-C, SIGTERM), undo its file changes without asking."`
 }
 
 // settings is the effective configuration of a run, recorded at session start.
@@ -88,7 +92,52 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
+	if out.Stop == agent.StopAborted && len(out.Changed) > 0 && out.RollbackDir != "" {
+		offerRollback(e, out, c.RollbackOnAbort, c.JSON)
+	}
 	return exitCode(stopCode(out.Stop))
+}
+
+// offerRollback undoes an aborted session's file changes: at once with
+// --rollback-on-abort, after a yes on a terminal otherwise. The default is
+// to keep them (rein rollback SESSION undoes them later).
+func offerRollback(e env, out *harness.Outcome, unasked, quiet bool) {
+	w := e.stderr
+	if !unasked {
+		if !isTerminal(e.stdin) {
+			return
+		}
+		fmt.Fprintf(w, "rein: roll back the %d file(s) this session changed? [y/N] ", len(out.Changed))
+		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintf(w, "rein: kept; undo later with: rein rollback %s\n", out.Session)
+			return
+		}
+	}
+	reports, err := rollback.Restore(out.RollbackDir, out.Session)
+	if err != nil {
+		fmt.Fprintf(w, "rein: rollback failed: %v (try: rein rollback %s)\n", err, out.Session)
+		return
+	}
+	for _, r := range reports {
+		if r.Err != "" {
+			fmt.Fprintf(w, "rein: rollback: %s %s: %s\n", r.Action, r.Path, r.Err)
+			continue
+		}
+		if !quiet {
+			fmt.Fprintf(w, "rein: rollback: %s %s\n", r.Action, r.Path)
+		}
+	}
+}
+
+// isTerminal reports whether r is a character device (a terminal).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // session runs spec and prints it to w: as a trace and summary, or with
@@ -142,6 +191,9 @@ func (c *runCmd) config(workdir string) (config.Config, []string, error) {
 	}
 	if c.Mode != "" {
 		cfg.Permissions.Mode = c.Mode
+	}
+	if c.Durability != "" {
+		cfg.Audit.Durability = c.Durability
 	}
 	if err := cfg.Validate(); err != nil {
 		if c.Mode != "" {

@@ -90,6 +90,12 @@ func (t *tracer) summary(o *harness.Outcome) {
 	if o.Check != harness.CheckNone {
 		fmt.Fprintf(t.w, "check against ground truth (%s): %s\n", o.Expect, o.Check)
 	}
+	if len(o.Changed) > 0 {
+		fmt.Fprintf(t.w, "files changed: %s\n", strings.Join(o.Changed, ", "))
+		if o.RollbackDir != "" {
+			fmt.Fprintf(t.w, "undo with: rein rollback %s\n", o.Session)
+		}
+	}
 }
 
 func refusalText(by map[string]int) string {

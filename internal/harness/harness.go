@@ -51,12 +51,25 @@ type Spec struct {
 	// Expect is the ground-truth number the answer must contain; empty for none.
 	Expect string
 	// AuditDir is where the audit log goes; empty for audit.DefaultDir().
-	AuditDir   string
+	AuditDir string
+	// RollbackDir is where file snapshots go; empty for rollback.Dir().
+	// NoRollback keeps none (a demo's temporary work dir, say).
+	RollbackDir string
+	NoRollback  bool
 	Durability audit.Durability
 	// Observe sees every audit record as it is written (trace, --json events).
 	Observe func(audit.Record)
 	// Meta is recorded at session start as the effective configuration.
 	Meta any
+	// Resume, when set, continues an interrupted session instead of
+	// starting one: its log, its id, where it stood.
+	Resume *Resumed
+}
+
+// Resumed is an interrupted session to continue.
+type Resumed struct {
+	Log   *audit.Writer // the session's own log, opened with audit.Append
+	State agent.State
 }
 
 // Check outcomes.
@@ -73,6 +86,11 @@ type Outcome struct {
 	Outbox   []mail.Message
 	Replies  []desk.Reply
 	Todos    []plan.Todo
+	// Changed lists the files the session's tools were about to change,
+	// each saved for rollback first, in order.
+	Changed []string
+	// RollbackDir is where the snapshots are ("" when none were kept).
+	RollbackDir string
 	Check    string
 	Expect   string
 	Session  string
@@ -163,26 +181,46 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		}
 	}
 	id := session.NewID(time.Now())
+	if spec.Resume != nil {
+		id = spec.Resume.Log.Session()
+	}
 	opts := []audit.Option{audit.WithDurability(spec.Durability)}
 	if spec.Observe != nil {
 		opts = append(opts, audit.WithObserver(spec.Observe))
 	}
-	log, err := audit.Create(dir, id, opts...)
+	snaps, err := openSnapshots(spec, id, workdir)
 	if err != nil {
 		return nil, err
 	}
+	defer snaps.close()
+	var log *audit.Writer
+	if spec.Resume != nil {
+		log = spec.Resume.Log
+		for _, o := range opts {
+			o(log)
+		}
+	} else if log, err = audit.Create(dir, id, opts...); err != nil {
+		return nil, err
+	}
 	loop, err := agent.New(agent.Config{
-		Model:  spec.Model,
-		Tools:  reg,
-		Gates:  gates,
-		Limits: spec.Limits,
-		Audit:  log,
-		Meta:   meta,
+		Model:     spec.Model,
+		Tools:     reg,
+		Gates:     gates,
+		Limits:    spec.Limits,
+		Audit:     log,
+		Meta:      meta,
+		Session:   id,
+		Snapshots: snaps,
 	})
 	if err != nil {
 		return nil, errors.Join(err, log.Close())
 	}
-	res := loop.Run(ctx, spec.Task)
+	var res agent.Result
+	if spec.Resume != nil {
+		res = loop.Resume(ctx, spec.Resume.State)
+	} else {
+		res = loop.Run(ctx, spec.Task)
+	}
 	if err := log.Close(); err != nil && res.Err == nil {
 		res.Stop, res.Err = agent.StopError, fmt.Errorf("close the audit log: %w", err)
 	}
@@ -199,6 +237,8 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if spec.Desk != nil {
 		out.Replies = spec.Desk.Replies()
 	}
+	out.Changed = snaps.changed()
+	out.RollbackDir = snaps.dir
 	return out, nil
 }
 

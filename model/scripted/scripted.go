@@ -148,6 +148,14 @@ var _ model.Model = (*Model)(nil)
 // traces and the audit log ("scripted:PATH" by convention).
 func New(name string, s *Script) *Model { return &Model{name: name, script: s} }
 
+// Skip moves the script on by n turns, as if n calls had been made: a
+// resumed session continues where the interrupted one stopped.
+func (m *Model) Skip(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.next = min(m.next+max(n, 0), len(m.script.Turns))
+}
+
 // Name returns the model's name.
 func (m *Model) Name() string { return m.name }
 

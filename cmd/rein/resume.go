@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/reinhq/rein/approve"
+	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/internal/harness"
+	"github.com/reinhq/rein/internal/resume"
+	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/model/scripted"
+)
+
+type resumeCmd struct {
+	Session  string `arg:"" help:"The session id: the audit log's file name without .jsonl."`
+	AuditDir string `placeholder:"DIR" help:"Where the session's audit log is (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
+	Model    string `placeholder:"PROVIDER:MODEL" help:"The model to go on with (default: the one the session was started with)."`
+	JSON     bool   `name:"json" help:"Print every new audit record as a JSON line, then one final JSON object."`
+}
+
+// recordedStart is what a session_start record's config holds.
+type recordedStart struct {
+	Model string   `json:"model"`
+	Meta  settings `json:"meta"`
+}
+
+func (c *resumeCmd) Run(ctx context.Context, e env) error {
+	cfg, err := config.Load(config.Source{Path: config.UserFile()})
+	if err != nil {
+		return usageError{err}
+	}
+	dir, err := auditDir(c.AuditDir, cfg)
+	if err != nil {
+		return err
+	}
+	path := audit.FileName(dir, c.Session)
+	if _, err := os.Stat(path); err != nil {
+		return usagef("no audit log for session %q in %s: give the id of an interrupted session (the log's file name without .jsonl)", c.Session, dir)
+	}
+	durability, _ := cfg.Audit.Level()
+	log, recs, err := audit.Append(path, audit.WithDurability(durability))
+	if err != nil {
+		return err
+	}
+	closeLog := true
+	defer func() {
+		if closeLog {
+			_ = log.Close()
+		}
+	}()
+	p, err := resume.Read(recs)
+	if errors.Is(err, resume.ErrFinished) {
+		return usagef("session %s: %v", c.Session, err)
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: %w", c.Session, err)
+	}
+	var start recordedStart
+	if err := json.Unmarshal(p.Config, &start); err != nil || start.Meta.Workdir == "" {
+		return fmt.Errorf("session %s: its start record does not say how it was run (work dir, configuration), so it cannot be resumed", c.Session)
+	}
+	notes, err := settle(e, p)
+	if err != nil {
+		return err
+	}
+	name := c.Model
+	if name == "" {
+		name = start.Meta.Model
+	}
+	m, err := resumeModel(name, p.ModelCalls)
+	if err != nil {
+		return err
+	}
+	rc := start.Meta.Config
+	spec := harness.Spec{
+		Task: p.Task, Model: m, WorkDir: start.Meta.Workdir, ReadLines: rc.Tools.ReadLines,
+		Policy: policyOf(rc, approve.Deny{}), NetAllow: rc.Network.Allow,
+		Limits: rc.Limits.Budget(), Expect: start.Meta.Expect, AuditDir: dir, Durability: durability,
+		Resume: &harness.Resumed{Log: log, State: p.State},
+	}
+	spec.Resume.State.Note = notes
+	closeLog = false // the session closes it
+	out, err := session(ctx, e.stdout, spec, c.JSON, true)
+	if err != nil {
+		return err
+	}
+	return exitCode(stopCode(out.Stop))
+}
+
+// settle decides what happens to the calls whose outcome the log does not
+// know. Read-only and reversible calls run again (their files were saved
+// before the first try). An irreversible one is never run again blindly: a
+// human on a terminal says whether it happened; without one, rein refuses.
+func settle(e env, p *resume.Point) (string, error) {
+	var notes []string
+	var in *bufio.Reader
+	for _, u := range p.Unfinished {
+		what := fmt.Sprintf("%s %s (call %s, key %s)", u.Call.Name, compact(u.Call.Args), u.Call.ID, u.Key)
+		if !u.Irreversible() {
+			p.State.Pending = append(p.State.Pending, u.Call)
+			notes = append(notes, "run again: "+what)
+			continue
+		}
+		if !isTerminal(e.stdin) {
+			return "", fmt.Errorf("session %s was interrupted during an irreversible call, which may or may not have happened: %s. "+
+				"rein does not repeat it without a human: run rein resume on a terminal to say whether it happened", p.Session, what)
+		}
+		if in == nil {
+			in = bufio.NewReader(e.stdin)
+		}
+		fmt.Fprintf(e.stderr, "rein: interrupted during an irreversible call that may or may not have happened:\n  %s\n"+
+			"Did it happen? [y] yes, tell the model it did / [r] no, run it again / [Enter] stop here: ", what)
+		line, _ := in.ReadString('\n')
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			p.State.Settled = append(p.State.Settled, model.ToolResult{CallID: u.Call.ID, Name: u.Call.Name,
+				Content: "This call was made before the session was interrupted; a human confirmed that it took effect. Do not make it again."})
+			notes = append(notes, "a human said it happened: "+what)
+		case "r":
+			p.State.Pending = append(p.State.Pending, u.Call)
+			notes = append(notes, "a human said run it again: "+what)
+		default:
+			return "", exitCode(exitStopped)
+		}
+	}
+	if p.Unjudged > 0 {
+		notes = append(notes, fmt.Sprintf("%d call(s) of the last response never reached the gates and are dropped", p.Unjudged))
+	}
+	if len(notes) == 0 {
+		return "nothing was in flight", nil
+	}
+	return strings.Join(notes, "; "), nil
+}
+
+func compact(b json.RawMessage) string {
+	s := string(b)
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// resumeModel rebuilds the session's model, moved on past the calls it made.
+func resumeModel(name string, made int) (model.Model, error) {
+	rc := runCmd{Model: name}
+	m, err := rc.model()
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := m.(*scripted.Model); ok {
+		s.Skip(made)
+	}
+	return m, nil
+}
