@@ -28,6 +28,9 @@ func Append(path string, opts ...Option) (*Writer, []Record, error) {
 	var last []byte
 	for line := range bytes.Lines(data) {
 		line = bytes.TrimSuffix(line, []byte("\n"))
+		if Padding(line) {
+			continue
+		}
 		var r Record
 		if err := json.Unmarshal(line, &r); err != nil {
 			return nil, nil, fmt.Errorf("audit log %s: line %d is not a record: %v", path, len(recs)+1, err)

@@ -11,6 +11,7 @@
 package audit
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -95,6 +96,14 @@ type Record struct {
 	Config json.RawMessage `json:"config,omitempty"`
 }
 
+// pageSize is the unit in which the kernel copies a write into a file; a
+// fatal signal can stop a write between two of them.
+const pageSize = 4096
+
+// Padding reports whether a line of the log is padding (only spaces): it
+// holds no record, is not part of the hash chain, and readers skip it.
+func Padding(line []byte) bool { return len(bytes.TrimLeft(line, " ")) == 0 }
+
 // Durability says how far a record is pushed before Write returns.
 type Durability uint8
 
@@ -120,6 +129,7 @@ type Writer struct {
 	now     func() time.Time
 	seq     uint64
 	prev    string
+	off     int64 // the file's size, for page alignment; -1 when unknown
 	buf     []byte
 	err     error // sticky: once a write fails, every later write fails
 	observe []func(Record)
@@ -143,9 +153,12 @@ func WithObserver(f func(Record)) Option {
 
 // NewWriter returns a Writer for session that writes to out.
 func NewWriter(out io.Writer, sessionID string, opts ...Option) *Writer {
-	w := &Writer{out: out, session: sessionID, now: time.Now, prev: Anchor(sessionID)}
+	w := &Writer{out: out, session: sessionID, now: time.Now, prev: Anchor(sessionID), off: -1}
 	if f, ok := out.(*os.File); ok {
 		w.file = f
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			w.off = st.Size()
+		}
 	}
 	for _, o := range opts {
 		o(w)
@@ -207,10 +220,25 @@ func (w *Writer) Write(r Record) error {
 		return w.err
 	}
 	sum := sha256.Sum256(line)
-	w.buf = append(append(w.buf[:0], line...), '\n')
+	w.buf = w.buf[:0]
+	if w.off >= 0 {
+		// A SIGKILL can cut a write between two pages of the file, never
+		// inside one. A line that would straddle a page boundary is moved
+		// to the next page by a line of spaces, which readers skip: a
+		// record shorter than a page is then written whole or not at all.
+		n := int64(len(line) + 1)
+		if rem := pageSize - w.off%pageSize; n <= pageSize && n > rem {
+			w.buf = append(w.buf, bytes.Repeat([]byte{' '}, int(rem-1))...)
+			w.buf = append(w.buf, '\n')
+		}
+	}
+	w.buf = append(append(w.buf, line...), '\n')
 	if _, err := w.out.Write(w.buf); err != nil {
 		w.err = fmt.Errorf("audit log: write record %d: %w", r.Seq, err)
 		return w.err
+	}
+	if w.off >= 0 {
+		w.off += int64(len(w.buf))
 	}
 	if w.dur == Fsync && w.file != nil {
 		if err := w.file.Sync(); err != nil {

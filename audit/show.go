@@ -55,6 +55,9 @@ func Show(w io.Writer, r io.Reader, o ShowOptions) error {
 		if err != nil {
 			return fmt.Errorf("audit log: read line %d: %w", n, err)
 		}
+		if Padding(line) {
+			continue
+		}
 		var rec Record
 		if err := json.Unmarshal(line, &rec); err != nil {
 			s.bad(n, "not a record (cut or damaged), skipped")

@@ -19,6 +19,8 @@ const MaxLine = 64 << 20
 type Report struct {
 	// Lines is the number of lines in the log, a cut last line included.
 	Lines int `json:"lines"`
+	// Records is the number of records read (padding lines not counted).
+	Records int `json:"records"`
 	// Session is the session id of the first line ("" when it has none).
 	Session string `json:"session"`
 	// FirstBad is the first line (from 1) that breaks the log's rules, or 0
@@ -80,6 +82,9 @@ func Verify(r io.Reader) (Report, error) {
 		if rep.FirstBad != 0 {
 			continue
 		}
+		if err == nil && Padding(line) {
+			continue // page alignment: no record, not in the chain
+		}
 		var problem string
 		if errors.Is(err, errLineTooLong) {
 			problem = fmt.Sprintf("longer than %d MiB: not a record rein writes", MaxLine>>20)
@@ -91,8 +96,9 @@ func Verify(r io.Reader) (Report, error) {
 		}
 	}
 	rep.Session = v.session
+	rep.Records = v.records
 	switch {
-	case rep.Lines == 0:
+	case v.records == 0 && rep.FirstBad == 0:
 		rep.FirstBad, rep.Problem = 1, "the log is empty: not even a session_start record"
 	case rep.FirstBad == 0:
 		rep.Complete = v.lastType == Stop
@@ -103,6 +109,8 @@ func Verify(r io.Reader) (Report, error) {
 
 // verifier carries what the next line is checked against.
 type verifier struct {
+	records  int // records seen, padding lines not counted
+	lastLine int // the line of the last record
 	session  string
 	want     [64]byte // hex of the prev the next line must carry
 	lastTime time.Time
@@ -117,9 +125,10 @@ func (v *verifier) check(n int, line []byte, ended bool) string {
 		}
 		return "incomplete last line: a cut record (the write did not finish)"
 	}
-	if len(line) == 0 {
-		return "empty line: rein writes one record per line"
-	}
+	v.records++
+	k := v.records // this record's place: its seq; n is its line in the file
+	prevLine := v.lastLine
+	v.lastLine = n
 	var h header
 	if line[0] != '{' {
 		return "not a JSON object"
@@ -127,7 +136,7 @@ func (v *verifier) check(n int, line []byte, ended bool) string {
 	if err := json.Unmarshal(line, &h); err != nil {
 		return "not a record: " + err.Error()
 	}
-	if n == 1 {
+	if k == 1 {
 		if h.Session == "" {
 			return "no session id"
 		}
@@ -136,20 +145,20 @@ func (v *verifier) check(n int, line []byte, ended bool) string {
 	}
 	switch {
 	case h.Session != v.session:
-		return fmt.Sprintf("session %q, want %q (the session of line 1)", h.Session, v.session)
-	case h.Seq > uint64(n):
-		return fmt.Sprintf("seq %d, want %d: a record before it was removed, or this one was moved or changed", h.Seq, n)
-	case h.Seq < uint64(n):
-		return fmt.Sprintf("seq %d, want %d: this record was moved, repeated or changed", h.Seq, n)
-	case h.Prev != string(v.want[:]) && n == 1:
+		return fmt.Sprintf("session %q, want %q (the session of the first record)", h.Session, v.session)
+	case h.Seq > uint64(k):
+		return fmt.Sprintf("seq %d, want %d: a record before it was removed, or this one was moved or changed", h.Seq, k)
+	case h.Seq < uint64(k):
+		return fmt.Sprintf("seq %d, want %d: this record was moved, repeated or changed", h.Seq, k)
+	case h.Prev != string(v.want[:]) && k == 1:
 		return "prev is not the anchor of session " + h.Session + ": records before it were removed, or it was changed"
 	case h.Prev != string(v.want[:]):
-		return fmt.Sprintf("prev is not the SHA-256 of line %d: line %d was changed, or a record was removed or put in between them", n-1, n-1)
+		return fmt.Sprintf("prev is not the SHA-256 of line %d: line %d was changed, or a record was removed or put in between them", prevLine, prevLine)
 	case h.Time.IsZero():
 		return "no time"
 	case h.Time.Before(v.lastTime):
 		return fmt.Sprintf("time %s is before line %d's %s: records were moved, or the clock was set back",
-			h.Time.Format(time.RFC3339Nano), n-1, v.lastTime.Format(time.RFC3339Nano))
+			h.Time.Format(time.RFC3339Nano), prevLine, v.lastTime.Format(time.RFC3339Nano))
 	}
 	sum := sha256.Sum256(line)
 	hex.Encode(v.want[:], sum[:])

@@ -73,10 +73,10 @@ func verdictLine(name string, rep audit.Report) string {
 		end = "no stop record (interrupted)"
 	}
 	noun := "records"
-	if rep.Lines == 1 {
+	if rep.Records == 1 {
 		noun = "record"
 	}
-	return fmt.Sprintf("%s: intact, %d %s, session %s, %s", name, rep.Lines, noun, rep.Session, end)
+	return fmt.Sprintf("%s: intact, %d %s, session %s, %s", name, rep.Records, noun, rep.Session, end)
 }
 
 type auditShowCmd struct {

@@ -439,11 +439,19 @@ func render(raw json.RawMessage) string {
 }
 
 // splitLines splits text into lines without their newlines.
+// splitLines returns the lines of s, without the audit log's padding lines
+// (only spaces: the Writer's page alignment, not records).
 func splitLines(s string) []string {
 	if s == "" {
 		return nil
 	}
-	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		if !audit.Padding([]byte(l)) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func not(neg bool) string {
