@@ -50,9 +50,15 @@ func (*Local) Name() string { return "local" }
 const drainDelay = 100 * time.Millisecond
 
 // shell returns the shell to run.
-func (l *Local) shell() string {
-	if l.Shell != "" {
-		return l.Shell
+func (l *Local) shell() string { return shellOr(l.Shell) }
+
+func (l *Local) grace() time.Duration { return graceOr(l.Grace) }
+
+// shellOr returns shell, or /bin/bash (/bin/sh where there is no bash)
+// when it is empty.
+func shellOr(shell string) string {
+	if shell != "" {
+		return shell
 	}
 	if _, err := os.Stat("/bin/bash"); err == nil {
 		return "/bin/bash"
@@ -60,11 +66,12 @@ func (l *Local) shell() string {
 	return "/bin/sh"
 }
 
-func (l *Local) grace() time.Duration {
-	if l.Grace == 0 {
+// graceOr returns grace, or DefaultGrace when it is 0; negative is 0.
+func graceOr(grace time.Duration) time.Duration {
+	if grace == 0 {
 		return DefaultGrace
 	}
-	return max(l.Grace, 0)
+	return max(grace, 0)
 }
 
 // prepare checks c and fills its defaults.

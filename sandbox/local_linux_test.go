@@ -429,20 +429,34 @@ func TestExecShellFallback(t *testing.T) {
 // When rein dies without cleaning up (SIGKILL), the shell it started must
 // die too (Pdeathsig). The test runs itself as the "rein" that dies.
 func TestParentDeathKillsShell(t *testing.T) {
+	t.Parallel()
+	parentDeath(t, "local")
+}
+
+// parentDeath runs this test binary as a "rein" that starts a command with
+// the backend, SIGKILLs it, and checks that the command died with it.
+func parentDeath(t *testing.T, backend string) {
 	if ready := os.Getenv("REIN_SANDBOX_PDEATH_READY"); ready != "" {
-		// The helper: run a command that would outlive us, and block.
+		// The child: run a command that would outlive us, and block.
 		dir := filepath.Dir(ready)
-		(&sandbox.Local{}).Exec(context.Background(), sandbox.Cmd{
+		var ex sandbox.Executor = &sandbox.Local{}
+		if backend == "landlock" {
+			ex = &sandbox.Landlock{WorkDir: dir}
+		}
+		_, err := ex.Exec(context.Background(), sandbox.Cmd{
 			Script: `echo $$ > "$READY.tmp"; mv "$READY.tmp" "$READY"; exec sleep 100`,
 			Dir:    dir,
 			Env:    append(sandbox.MinimalEnv(), "READY="+ready),
 		})
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(0)
 	}
-	t.Parallel()
 	ready := filepath.Join(t.TempDir(), "ready")
-	helper := exec.Command(os.Args[0], "-test.run=^TestParentDeathKillsShell$")
-	helper.Env = append(os.Environ(), "REIN_SANDBOX_PDEATH_READY="+ready)
+	helper := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
+	// The child's private temp dirs go where this test cleans up.
+	helper.Env = append(os.Environ(), "REIN_SANDBOX_PDEATH_READY="+ready, "TMPDIR="+t.TempDir())
+	var stderr strings.Builder
+	helper.Stderr = &stderr
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -455,10 +469,10 @@ func TestParentDeathKillsShell(t *testing.T) {
 		if time.Now().After(deadline) {
 			helper.Process.Kill()
 			helper.Wait()
-			t.Fatal("the helper never started its command")
+			t.Fatalf("the child never started its command: %s", stderr.String())
 		}
 	}
-	helper.Process.Kill() // SIGKILL: no deferred cleanup runs in the helper
+	helper.Process.Kill() // SIGKILL: no deferred cleanup runs in the child
 	helper.Wait()
 	if !waitGone(pid) {
 		syscall.Kill(pid, syscall.SIGKILL)

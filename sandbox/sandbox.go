@@ -4,12 +4,19 @@
 // a tool written against Executor runs unchanged on the local machine, in a
 // landlock+seccomp helper or in a container.
 //
-// Local, the backend in this package, runs the script with the host's shell
-// in its own process group and kills the whole group when the script ends,
-// times out or is aborted. It isolates nothing: the command runs as rein's
-// user, sees rein's file system and network. What it may do is bounded by the
-// gates before it runs (the shell, scope and network gates), not by Local.
-// Use an isolating backend when the gates alone are not enough.
+// Local runs the script with the host's shell in its own process group and
+// kills the whole group when the script ends, times out or is aborted. It
+// isolates nothing: the command runs as rein's user, sees rein's file system
+// and network. What it may do is bounded by the gates before it runs (the
+// shell, scope and network gates), not by Local.
+//
+// Landlock (Linux) runs the same way, but the kernel confines the command:
+// rein re-executes itself as a helper (HelperMain) that applies a Landlock
+// ruleset, a seccomp filter, a network namespace and limits, then execs the
+// shell. It reads the system, writes only the work dir and a private temp
+// dir, and reaches no network, no other process and no credential.
+// LandlockStatus says whether it works on this machine; when it does not,
+// rein refuses to run action tools unless the user chose no sandbox.
 //
 // The package never decides whether a command may run, never parses the
 // script and never hands the parent's whole environment to a command.

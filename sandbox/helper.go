@@ -1,0 +1,188 @@
+package sandbox
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// grantKind names what the helper allows on a path (and beneath it).
+type grantKind string
+
+const (
+	grantRX  grantKind = "rx"  // read and execute: system directories
+	grantR   grantKind = "r"   // read: parts of /etc, /proc
+	grantLs  grantKind = "ls"  // list directories only: /etc itself
+	grantRW  grantKind = "rw"  // everything: the work dir and the temp dir
+	grantDev grantKind = "dev" // read and write a device: /dev/null and co.
+)
+
+var grantKinds = []grantKind{grantRX, grantR, grantLs, grantRW, grantDev}
+
+// grant is one Landlock rule of the helper.
+type grant struct {
+	kind grantKind
+	path string
+}
+
+// helperConfig is what the helper's flags say.
+type helperConfig struct {
+	grants   []grant
+	statusFD int    // -1 (or 0 in a config built by hand): none
+	net      string // "none"
+	netns    string // "dev:ino" of the namespace the helper must not be in
+	netnsFD  int    // a network namespace to enter first; -1 (or 0 by hand): stay
+	// rulesetFD is a Landlock ruleset rein built once for every command
+	// (-1, or 0 by hand: build one from grants).
+	rulesetFD int
+	cgroup    string // a pids cgroup directory to join, or ""
+	nproc     int64  // RLIMIT_NPROC, 0: unchanged
+	fsize     int64  // RLIMIT_FSIZE, 0: unchanged
+	argv      []string
+}
+
+// Status bytes the helper writes on its status pipe: statusReady once
+// every restriction is in force, just before the exec; statusFailed and a
+// message when it gives up (also after statusReady, when the exec fails).
+const (
+	statusReady  = 'S'
+	statusFailed = 'E'
+)
+
+// parseHelperArgs reads the helper's flags:
+//
+//	-rx|-r|-ls|-rw|-dev PATH   a Landlock grant (repeatable; absolute, clean)
+//	-net none                  the network policy
+//	-netns DEV:INO             the caller's network namespace, which the helper must have left
+//	-netns-fd N                a network namespace to enter first (needs CAP_SYS_ADMIN)
+//	-ruleset-fd N              a Landlock ruleset built by rein, instead of grants
+//	-cgroup DIR                a pids cgroup to join first
+//	-nproc N, -fsize N         RLIMIT_NPROC and RLIMIT_FSIZE
+//	-status-fd N               where to report readiness or failure
+//	-- PROGRAM ARG...          what to exec; PROGRAM is absolute
+func parseHelperArgs(args []string) (helperConfig, error) {
+	cfg := helperConfig{statusFD: -1, netnsFD: -1, rulesetFD: -1}
+	fs := flag.NewFlagSet(HelperArg, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	for _, k := range grantKinds {
+		fs.Func(string(k), "grant "+string(k)+" on a path", func(p string) error {
+			if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+				return fmt.Errorf("path %q is not absolute and clean", p)
+			}
+			cfg.grants = append(cfg.grants, grant{k, p})
+			return nil
+		})
+	}
+	fs.StringVar(&cfg.net, "net", "none", "network policy")
+	fs.StringVar(&cfg.netns, "netns", "", "the caller's network namespace")
+	fs.IntVar(&cfg.netnsFD, "netns-fd", -1, "network namespace to enter")
+	fs.IntVar(&cfg.rulesetFD, "ruleset-fd", -1, "Landlock ruleset to enforce")
+	fs.StringVar(&cfg.cgroup, "cgroup", "", "pids cgroup to join")
+	fs.Int64Var(&cfg.nproc, "nproc", 0, "RLIMIT_NPROC")
+	fs.Int64Var(&cfg.fsize, "fsize", 0, "RLIMIT_FSIZE")
+	fs.IntVar(&cfg.statusFD, "status-fd", -1, "status pipe")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	cfg.argv = fs.Args()
+	switch {
+	case cfg.net != "none":
+		return cfg, fmt.Errorf("unknown network policy %q", cfg.net)
+	case !validNetns(cfg.netns):
+		return cfg, fmt.Errorf("-netns %q is not DEV:INO", cfg.netns)
+	case cfg.cgroup != "" && (!filepath.IsAbs(cfg.cgroup) || filepath.Clean(cfg.cgroup) != cfg.cgroup):
+		return cfg, fmt.Errorf("cgroup %q is not absolute and clean", cfg.cgroup)
+	case cfg.nproc < 0 || cfg.fsize < 0:
+		return cfg, errors.New("negative limit")
+	case !validFDs(cfg.statusFD, cfg.netnsFD, cfg.rulesetFD):
+		return cfg, fmt.Errorf("descriptors %d, %d, %d: each must be -1 or above stderr, and distinct", cfg.statusFD, cfg.netnsFD, cfg.rulesetFD)
+	case cfg.rulesetFD >= 0 && len(cfg.grants) > 0:
+		return cfg, errors.New("both a ruleset and grants")
+	case len(cfg.argv) == 0:
+		return cfg, errors.New("no program to run")
+	case !filepath.IsAbs(cfg.argv[0]):
+		return cfg, fmt.Errorf("program %q is not an absolute path", cfg.argv[0])
+	}
+	return cfg, nil
+}
+
+// validFDs reports whether each fd is -1 (none) or above stderr, and no
+// two are the same descriptor.
+func validFDs(fds ...int) bool {
+	for i, fd := range fds {
+		if fd < -1 || fd >= 0 && fd < 3 {
+			return false
+		}
+		for _, other := range fds[:i] {
+			if fd >= 0 && fd == other {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// validNetns reports whether s looks like "DEV:INO" (two decimal numbers).
+func validNetns(s string) bool {
+	d, i, ok := strings.Cut(s, ":")
+	_, err1 := strconv.ParseUint(d, 10, 64)
+	_, err2 := strconv.ParseUint(i, 10, 64)
+	return ok && err1 == nil && err2 == nil
+}
+
+// helperArgs is the inverse of parseHelperArgs: the argv prefix (without
+// the helper's path and HelperArg) for cfg.
+func helperArgs(cfg helperConfig) []string {
+	a := make([]string, 0, 2*len(cfg.grants)+16+len(cfg.argv))
+	for _, g := range cfg.grants {
+		a = append(a, "-"+string(g.kind), g.path)
+	}
+	a = append(a, "-net", cfg.net, "-netns", cfg.netns)
+	if cfg.cgroup != "" {
+		a = append(a, "-cgroup", cfg.cgroup)
+	}
+	if cfg.nproc > 0 {
+		a = append(a, "-nproc", strconv.FormatInt(cfg.nproc, 10))
+	}
+	if cfg.fsize > 0 {
+		a = append(a, "-fsize", strconv.FormatInt(cfg.fsize, 10))
+	}
+	if cfg.statusFD > 0 {
+		a = append(a, "-status-fd", strconv.Itoa(cfg.statusFD))
+	}
+	if cfg.netnsFD > 0 {
+		a = append(a, "-netns-fd", strconv.Itoa(cfg.netnsFD))
+	}
+	if cfg.rulesetFD > 0 {
+		a = append(a, "-ruleset-fd", strconv.Itoa(cfg.rulesetFD))
+	}
+	a = append(a, "--")
+	return append(a, cfg.argv...)
+}
+
+// helperStatus turns what the helper wrote on its status pipe into an
+// error: nil when it reported every restriction in force and nothing after.
+// stderr is the command's captured stderr, quoted when the helper said
+// nothing at all.
+func helperStatus(status []byte, helper string, res Result) error {
+	switch {
+	case len(status) == 1 && status[0] == statusReady:
+		return nil
+	case len(status) > 0 && status[0] == statusFailed:
+		return fmt.Errorf("%w: sandbox: %s", ErrStart, status[1:])
+	case len(status) > 1 && status[0] == statusReady && status[1] == statusFailed:
+		return fmt.Errorf("%w: sandbox: %s", ErrStart, status[2:])
+	case res.TimedOut:
+		return fmt.Errorf("%w: sandbox helper %s did not start the command before the timeout", ErrStart, helper)
+	}
+	msg := strings.TrimSpace(res.Stderr)
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return fmt.Errorf("%w: %s did not act as the sandbox helper (does its main call sandbox.HelperMain when sandbox.IsHelper()?): exit %d: %.200s",
+		ErrStart, helper, res.ExitCode, msg)
+}

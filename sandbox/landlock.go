@@ -1,0 +1,283 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// HelperArg is the first argument that makes a rein binary act as the
+// landlock helper: its main must call HelperMain(os.Args[2:]) when
+// IsHelper() reports true, before anything else.
+const HelperArg = "__rein-sandbox-helper"
+
+// IsHelper reports whether this process was started as the landlock helper.
+func IsHelper() bool { return len(os.Args) > 1 && os.Args[1] == HelperArg }
+
+// MinLandlockABI is the oldest Landlock ABI the landlock backend runs on
+// (Linux 6.12). ABI 6 is the first that keeps a sandboxed process from
+// signalling processes outside the sandbox; below it a command could kill
+// any process of rein's user, so the backend reports itself unavailable
+// rather than run with that hole.
+const MinLandlockABI = 6
+
+// Limits the landlock backend applies when its settings leave them zero.
+const (
+	// DefaultMaxProcs bounds the tasks (processes and threads) of one
+	// command: enough for a parallel `go build`, far too few to exhaust a
+	// host.
+	DefaultMaxProcs = 4096
+	// DefaultMaxFileSize bounds the size of any one file a command writes
+	// (RLIMIT_FSIZE).
+	DefaultMaxFileSize = 1 << 30
+)
+
+// Landlock runs commands like Local, but inside a sandbox that the kernel
+// enforces. rein re-executes itself (Helper) as a small helper in a new
+// network namespace; the helper drops every capability, sets no_new_privs,
+// applies a Landlock ruleset and a seccomp filter to itself, and then execs
+// the shell. The spawn, the process-group kill, the timeout and the output
+// capture are Local's.
+//
+// Inside, a command can:
+//   - read and execute the system directories (/usr, /bin, /sbin, /lib*,
+//     /opt), which hold the shell, the tools and the Go toolchain;
+//   - read what an ordinary user can read of /etc: each part of /etc that is
+//     world-readable. /etc/shadow, /etc/gshadow, /etc/sudoers and private
+//     keys (mode 0600/0640) stay unreadable even to root inside, because
+//     Landlock grants only what is listed;
+//   - read /proc (read-only). Landlock refuses /proc/<pid>/environ, mem,
+//     root and the descriptors in fd of any process outside the sandbox, so
+//     only what /proc shows every user (command lines, status, descriptor
+//     numbers) is visible of the host's processes;
+//   - read, write and execute in WorkDir and in a private temp dir (TMPDIR,
+//     HOME, GOCACHE and GOPATH point there), created at the first Exec and
+//     removed by Close;
+//   - use /dev/null, /dev/zero, /dev/full, /dev/random and /dev/urandom.
+//
+// Everything else is out of reach: the user's home, so credential
+// directories like ~/.ssh and ~/.aws (a WorkDir that contains them is
+// refused), other files, other writes. Descriptors rein holds open are closed
+// at the exec; only stdin, stdout and stderr reach the command.
+//
+// Network (Net "none"): no socket of any network family can be made
+// (seccomp), the command runs in a network namespace whose only interface is
+// a loopback that is down, and Landlock refuses TCP bind and connect; name
+// lookups fail. Signals and abstract unix sockets cannot reach a process
+// outside the sandbox (Landlock scopes). AF_UNIX sockets are refused too,
+// because before Landlock ABI 9 nothing else would stop a command from
+// connecting to the Docker socket or the user's D-Bus or ssh-agent;
+// socketpair still works. From ABI 9 on, Landlock confines AF_UNIX
+// connections to sockets made inside the sandbox, and socket(AF_UNIX) is
+// allowed.
+//
+// Seccomp also denies ptrace, process_vm_readv/writev, mount and the new
+// mount API, kexec, bpf, keyrings, new namespaces (unshare and clone with a
+// CLONE_NEW* flag; clone3 is answered ENOSYS, so libc falls back to clone),
+// setns, modules, reboot, swap, syslog, io_uring (which could open sockets
+// without socket(2)), perf_event_open, userfaultfd, open_by_handle_at and
+// pidfd_getfd, and every system call made through a foreign ABI (int 0x80,
+// x32).
+//
+// Limits: the command runs in its own pids cgroup (cgroup v2, or the v1
+// pids hierarchy) with pids.max = MaxProcs when rein can create one there
+// (as root); then, when it ends, everything left in that cgroup is killed
+// too, even what left the process group. Otherwise RLIMIT_NPROC bounds it
+// (rein not root: the helper runs in a user namespace, where the count is the
+// sandbox's own). As root without a writable pids cgroup there is no task
+// limit but the timeout. RLIMIT_FSIZE caps each file at MaxFileSize; total
+// disk use is not capped (WorkDir is on the user's disk anyway). Core dumps
+// are off.
+//
+// Users: as root, the helper enters a network namespace the executor made
+// once (one per command would cost milliseconds each); it keeps uid 0 but
+// drops every capability (bounding set included), so it cannot mount,
+// trace, chown, load modules or override file permissions, and with
+// no_new_privs no setuid binary gives them back. As another user it is
+// started in a new user namespace (its uid and gid mapped to themselves)
+// that owns a new network namespace, and loses the namespace's capabilities
+// at the exec. The Landlock ruleset is built once per executor and handed
+// to each helper.
+//
+// The helper has no controlling terminal (it starts a new session), and
+// /dev/tty is not granted, so a command cannot push keystrokes into the
+// user's terminal. No PID namespace is used (see HelperMain).
+//
+// Exec fails closed: if the helper cannot apply every restriction (a
+// kernel without Landlock ABI MinLandlockABI, a netns that cannot be made,
+// a helper binary that does not call HelperMain), the command does not run
+// and Exec returns an error wrapping ErrStart. LandlockStatus says in
+// advance whether the backend works here.
+//
+// Set the fields before the first Exec and do not change them after. A
+// Landlock is safe for concurrent use; Close it when done (Close waits for
+// the commands still running).
+type Landlock struct {
+	// Helper is the path of a binary whose main calls HelperMain when
+	// IsHelper(); empty means this program (os.Executable).
+	Helper string
+	// WorkDir is the absolute directory commands may read and write.
+	// Cmd.Dir must lie inside it.
+	WorkDir string
+	// Net is the network policy: "none" (or empty), the only one yet: no
+	// network at all.
+	Net string
+	// Shell, MaxOutput and Grace are as in Local.
+	Shell     string
+	MaxOutput int
+	Grace     time.Duration
+	// MaxProcs bounds the tasks of one command; 0 means DefaultMaxProcs.
+	MaxProcs int
+	// MaxFileSize bounds the size of a file a command writes, in bytes;
+	// 0 means DefaultMaxFileSize.
+	MaxFileSize int64
+
+	mu       sync.Mutex
+	state    *landlockState // set up at the first Exec
+	closed   bool
+	inflight sync.WaitGroup // Execs between setup and their end
+}
+
+var _ Executor = (*Landlock)(nil)
+
+// Name returns "landlock".
+func (*Landlock) Name() string { return "landlock" }
+
+func (l *Landlock) maxProcs() int {
+	if l.MaxProcs > 0 {
+		return l.MaxProcs
+	}
+	return DefaultMaxProcs
+}
+
+func (l *Landlock) maxFileSize() int64 {
+	if l.MaxFileSize > 0 {
+		return l.MaxFileSize
+	}
+	return DefaultMaxFileSize
+}
+
+// CredentialPaths returns the places under home where credentials live:
+// SSH and GPG keys, cloud and cluster tokens, password stores. No backend
+// makes them readable to a command.
+func CredentialPaths(home string) []string {
+	rel := []string{
+		".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube",
+		".docker", ".netrc", ".git-credentials", ".config/gh", ".password-store",
+		".pgpass", ".npmrc", ".pypirc", ".cargo/credentials.toml", ".config/rein",
+	}
+	out := make([]string, len(rel))
+	for i, r := range rel {
+		out[i] = filepath.Join(home, r)
+	}
+	return out
+}
+
+// within reports whether path is dir or lies inside it; both are clean
+// and absolute.
+func within(path, dir string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
+}
+
+// checkWorkDir refuses a work dir that would open what the sandbox keeps
+// closed: the root, or a directory that holds a credential path of home.
+func checkWorkDir(dir, home string) error {
+	if dir == "/" {
+		return fmt.Errorf("%w: work dir / would make the whole file system writable", ErrInvalid)
+	}
+	if home == "" {
+		return nil
+	}
+	for _, c := range CredentialPaths(home) {
+		if within(c, dir) {
+			return fmt.Errorf("%w: work dir %s contains the credential path %s", ErrInvalid, dir, c)
+		}
+	}
+	return nil
+}
+
+// envPrefix names the variables that carry the command's environment to
+// the helper. The helper itself runs with nothing else, so no LD_PRELOAD,
+// GODEBUG or the like in the command's environment can act on it before
+// it has sandboxed itself.
+const envPrefix = "REIN_SANDBOX_ENV_"
+
+// encodeEnv wraps env for the helper: entry i becomes
+// REIN_SANDBOX_ENV_<i>=<entry>.
+func encodeEnv(env []string) []string {
+	out := make([]string, len(env))
+	for i, kv := range env {
+		out[i] = envPrefix + strconv.Itoa(i) + "=" + kv
+	}
+	return out
+}
+
+// decodeEnv unwraps what encodeEnv made, in order, ignoring every other
+// variable. A gap or a duplicate in the numbering is an error.
+func decodeEnv(environ []string) ([]string, error) {
+	type entry struct {
+		i  int
+		kv string
+	}
+	var es []entry
+	for _, v := range environ {
+		rest, ok := strings.CutPrefix(v, envPrefix)
+		if !ok {
+			continue
+		}
+		num, kv, ok := strings.Cut(rest, "=")
+		i, err := strconv.Atoi(num)
+		if !ok || err != nil || i < 0 || strconv.Itoa(i) != num {
+			return nil, fmt.Errorf("malformed sandbox environment variable %.40q", v)
+		}
+		es = append(es, entry{i, kv})
+	}
+	slices.SortFunc(es, func(a, b entry) int { return a.i - b.i })
+	out := make([]string, len(es))
+	for j, e := range es {
+		if e.i != j {
+			return nil, fmt.Errorf("sandbox environment: entry %d missing or repeated", j)
+		}
+		out[j] = e.kv
+	}
+	return out, nil
+}
+
+// sandboxEnv returns env as the command sees it inside: TMPDIR and HOME
+// always point into the private temp dir (the real home is unreadable
+// there); GOCACHE, GOPATH and XDG_CACHE_HOME do too unless env sets them.
+func sandboxEnv(env []string, tmp string) []string {
+	force := map[string]string{
+		"TMPDIR": tmp,
+		"HOME":   filepath.Join(tmp, "home"),
+	}
+	defaults := []struct{ k, v string }{
+		{"GOCACHE", filepath.Join(tmp, "cache", "go-build")},
+		{"GOPATH", filepath.Join(tmp, "go")},
+		{"XDG_CACHE_HOME", filepath.Join(tmp, "cache")},
+	}
+	out := make([]string, 0, len(env)+len(force)+len(defaults))
+	set := map[string]bool{}
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := force[k]; ok {
+			continue
+		}
+		set[k] = true
+		out = append(out, kv)
+	}
+	for _, k := range []string{"HOME", "TMPDIR"} {
+		out = append(out, k+"="+force[k])
+	}
+	for _, d := range defaults {
+		if !set[d.k] {
+			out = append(out, d.k+"="+d.v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,382 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// landlockState is what a Landlock sets up at its first Exec.
+type landlockState struct {
+	helper  string
+	workDir string   // resolved
+	tmp     string   // the private temp dir
+	netns   string   // rein's own network namespace, "dev:ino"
+	netnsF  *os.File // as root: the sandbox's network namespace, made once; nil: one per command
+	ruleset *os.File // the Landlock ruleset, built once
+	cgroups string   // base for per-command pids cgroups, or ""
+	attr    syscall.SysProcAttr
+}
+
+// systemDirs are readable and executable inside the sandbox, where they
+// exist.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix/store"}
+
+// devices are readable and writable inside the sandbox.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+
+// Exec runs c.Script with the shell inside the sandbox. See Landlock and
+// Executor for what it guarantees. A Cmd.Dir outside WorkDir is refused
+// with ErrInvalid; a sandbox that cannot be set up, with ErrStart.
+func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
+	c, err := prepare(c)
+	if err != nil {
+		return Result{}, err
+	}
+	st, err := l.setup()
+	if err != nil {
+		return Result{}, err
+	}
+	defer l.inflight.Done()
+	dir := filepath.Clean(c.Dir)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if !within(dir, st.workDir) {
+		return Result{}, fmt.Errorf("%w: directory %s is outside the work dir %s", ErrInvalid, c.Dir, st.workDir)
+	}
+
+	cfg := helperConfig{
+		statusFD: 3,
+		net:      "none",
+		netns:    st.netns,
+		nproc:    int64(l.maxProcs()),
+		fsize:    l.maxFileSize(),
+		argv:     []string{shellOr(l.Shell), "-c", c.Script},
+	}
+	spec := &spawnSpec{
+		env:       encodeEnv(sandboxEnv(c.Env, st.tmp)),
+		maxOutput: l.MaxOutput,
+		grace:     graceOr(l.Grace),
+		attr:      st.attr,
+		status:    true,
+	}
+	if st.cgroups != "" {
+		cg, err := newPidsCgroup(st.cgroups, l.maxProcs())
+		if err != nil {
+			return Result{}, fmt.Errorf("%w: %w", ErrStart, err)
+		}
+		defer cg.remove()
+		cfg.cgroup = cg.dir
+		spec.afterKill = cg.killAll
+	}
+	// The child's descriptors: 3 the status pipe, 4 the ruleset, 5 the
+	// network namespace.
+	cfg.rulesetFD = 4
+	spec.files = []*os.File{st.ruleset}
+	if st.netnsF != nil {
+		cfg.netnsFD = 5
+		spec.files = append(spec.files, st.netnsF)
+	}
+	spec.argv = append([]string{st.helper, HelperArg}, helperArgs(cfg)...)
+
+	res, status, err := run(ctx, c, spec)
+	if err != nil {
+		return res, err
+	}
+	if err := helperStatus(status, st.helper, res); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// Close waits for the commands still running, then removes the private
+// temp dir and lets go of the ruleset and the network namespace. An Exec
+// after Close fails with ErrStart.
+func (l *Landlock) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	st := l.state
+	l.state = nil
+	l.mu.Unlock()
+	l.inflight.Wait()
+	if st == nil {
+		return nil
+	}
+	return st.release()
+}
+
+// setup checks the settings and prepares the sandbox once. On success the
+// caller is counted in l.inflight and must call l.inflight.Done.
+func (l *Landlock) setup() (*landlockState, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, fmt.Errorf("%w: the landlock executor is closed", ErrStart)
+	}
+	if l.state == nil {
+		st, err := l.newState()
+		if err != nil {
+			return nil, err
+		}
+		l.state = st
+	}
+	l.inflight.Add(1)
+	return l.state, nil
+}
+
+// newState checks the settings and builds what every command shares.
+func (l *Landlock) newState() (*landlockState, error) {
+	switch l.Net {
+	case "", "none":
+	default:
+		return nil, fmt.Errorf("%w: network policy %q (only \"none\" is supported)", ErrInvalid, l.Net)
+	}
+	if !filepath.IsAbs(l.WorkDir) {
+		return nil, fmt.Errorf("%w: work dir %q is not absolute", ErrInvalid, l.WorkDir)
+	}
+	work, err := filepath.EvalSymlinks(l.WorkDir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: work dir: %w", ErrStart, err)
+	}
+	if fi, err := os.Stat(work); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w: work dir %s is not a directory", ErrStart, work)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if err := checkWorkDir(work, home); err != nil {
+			return nil, err
+		}
+		if real, err := filepath.EvalSymlinks(home); err == nil {
+			if err := checkWorkDir(work, real); err != nil {
+				return nil, err
+			}
+		}
+	} else if err := checkWorkDir(work, ""); err != nil {
+		return nil, err
+	}
+	helper := l.Helper
+	if helper == "" {
+		if helper, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("%w: finding the sandbox helper: %w", ErrStart, err)
+		}
+	}
+	netns, err := netnsID("/proc/self/ns/net")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	if abi := landlockABI(); abi < MinLandlockABI {
+		return nil, fmt.Errorf("%w: Landlock ABI %d, need at least %d", ErrStart, abi, MinLandlockABI)
+	}
+	st := &landlockState{helper: helper, workDir: work, netns: netns, cgroups: findPidsCgroup()}
+	if st.cgroups != "" {
+		sweepCgroups(st.cgroups)
+	}
+	if err := st.build(os.Geteuid() == 0); err != nil {
+		_ = st.release()
+		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	return st, nil
+}
+
+// build makes what every command of the executor shares: the private
+// temp dir, the Landlock ruleset and, as root, the network namespace.
+func (st *landlockState) build(root bool) error {
+	st.attr = namespaceAttr(root)
+	if root {
+		f, err := newNetns()
+		if err != nil {
+			return err
+		}
+		st.netnsF = f
+	}
+	tmp, err := os.MkdirTemp("", "rein-sandbox-")
+	if err != nil {
+		return fmt.Errorf("private temp dir: %w", err)
+	}
+	st.tmp = tmp // from here on, release removes it
+	real, err := filepath.EvalSymlinks(tmp)
+	if err != nil {
+		return fmt.Errorf("private temp dir: %w", err)
+	}
+	st.tmp = real
+	for _, d := range []string{"home", "cache"} {
+		if err := os.Mkdir(filepath.Join(st.tmp, d), 0o700); err != nil {
+			return fmt.Errorf("private temp dir: %w", err)
+		}
+	}
+	fd, err := newRuleset(systemGrants(st.workDir, st.tmp))
+	if err != nil {
+		return err
+	}
+	st.ruleset = os.NewFile(uintptr(fd), "landlock-ruleset")
+	return nil
+}
+
+// release undoes build.
+func (st *landlockState) release() error {
+	if st.netnsF != nil {
+		_ = st.netnsF.Close()
+	}
+	if st.ruleset != nil {
+		_ = st.ruleset.Close()
+	}
+	if st.tmp == "" {
+		return nil
+	}
+	// A command may have left directories without write permission.
+	_ = filepath.WalkDir(st.tmp, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(st.tmp)
+}
+
+// systemGrants lists what the sandbox may use: the system directories,
+// the world-readable parts of /etc, /proc, the devices, the work dir and
+// the temp dir.
+func systemGrants(work, tmp string) []grant {
+	var gs []grant
+	var seen []string
+	for _, d := range systemDirs {
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			continue
+		}
+		dup := false
+		for _, s := range seen {
+			dup = dup || within(real, s)
+		}
+		if !dup {
+			seen = append(seen, real)
+			gs = append(gs, grant{grantRX, real})
+		}
+	}
+	gs = append(gs, grant{grantLs, "/etc"})
+	for _, p := range readableParts(os.DirFS("/etc"), ".") {
+		gs = append(gs, grant{grantR, filepath.Join("/etc", p)})
+	}
+	gs = append(gs, grant{grantR, "/proc"})
+	for _, d := range devices {
+		gs = append(gs, grant{grantDev, d})
+	}
+	return append(gs, grant{grantRW, work}, grant{grantRW, tmp})
+}
+
+// namespaceAttr returns how the helper is started: in a new session and,
+// unless rein is root, in a new user namespace with rein's uid and gid
+// mapped to themselves and a new network namespace it owns. As root the
+// helper enters the network namespace newNetns made once instead:
+// making one per command costs milliseconds, and more when the kernel is
+// still tearing down the last ones.
+func namespaceAttr(root bool) syscall.SysProcAttr {
+	attr := syscall.SysProcAttr{Setsid: true}
+	if !root {
+		uid, gid := os.Geteuid(), os.Getegid()
+		attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+	}
+	return attr
+}
+
+// newNetns makes a network namespace (with only a loopback, down) and
+// returns it open; the open file keeps it alive. A short-lived child makes
+// it, so that no thread of rein ever leaves rein's own namespace.
+func newNetns() (*os.File, error) {
+	child := exec.Command(shellOr(""), "-c", "read _ || :")
+	child.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
+	child.Env = []string{}
+	in, err := child.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("new network namespace: %w", err)
+	}
+	if err := child.Start(); err != nil {
+		return nil, fmt.Errorf("new network namespace: %w", err)
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", child.Process.Pid))
+	in.Close() // the child reads EOF and exits
+	if werr := child.Wait(); err == nil && werr != nil {
+		err = werr
+	}
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		return nil, fmt.Errorf("new network namespace: %w", err)
+	}
+	return f, nil
+}
+
+// netnsID identifies the network namespace at path as "dev:ino".
+func netnsID(path string) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return "", fmt.Errorf("network namespace: %w", err)
+	}
+	return fmt.Sprintf("%d:%d", st.Dev, st.Ino), nil
+}
+
+// landlockABI returns the Landlock ABI this kernel offers, 0 for none. Like
+// go-landlock, it counts ABI 6 as 5 where the signal-scoping fix (erratum
+// 2) is missing.
+func landlockABI() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil || v < 0 {
+		return 0
+	}
+	if v >= 6 {
+		if e, err := ll.LandlockGetErrata(); err != nil || e&0x2 == 0 {
+			v = 5
+		}
+	}
+	return v
+}
+
+// LandlockStatus reports whether the landlock backend works on this
+// machine: the Landlock ABI the kernel offers, and nil, or an error
+// wrapping ErrUnsupported that says what is missing (Landlock, an ABI of at
+// least MinLandlockABI, seccomp, or the namespaces the helper is started in).
+// It starts one short process to try the namespaces.
+func LandlockStatus() (abi int, err error) {
+	abi = landlockABI()
+	switch {
+	case abi == 0:
+		return 0, fmt.Errorf("%w: Landlock is not enabled in this kernel", ErrUnsupported)
+	case abi < MinLandlockABI:
+		return abi, fmt.Errorf("%w: Landlock ABI %d, the landlock backend needs %d (Linux 6.12 or later)", ErrUnsupported, abi, MinLandlockABI)
+	}
+	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
+		return abi, fmt.Errorf("%w: seccomp: %w", ErrUnsupported, err)
+	}
+	if os.Geteuid() == 0 {
+		f, err := newNetns()
+		if err != nil {
+			return abi, fmt.Errorf("%w: %w", ErrUnsupported, err)
+		}
+		f.Close()
+		return abi, nil
+	}
+	attr := namespaceAttr(false)
+	probe := exec.Command(shellOr(""), "-c", "exit 0")
+	probe.SysProcAttr = &attr
+	probe.Env = []string{}
+	if err := probe.Run(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return abi, fmt.Errorf("%w: no shell: %w", ErrUnsupported, err)
+		}
+		return abi, fmt.Errorf("%w: cannot start a process in a new network namespace: %w", ErrUnsupported, err)
+	}
+	return abi, nil
+}

@@ -1,0 +1,31 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+)
+
+type landlockState struct{}
+
+// Exec returns ErrUnsupported: Landlock is Linux's.
+func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
+	return Result{}, fmt.Errorf("%w: the landlock executor runs on Linux, not %s", ErrUnsupported, runtime.GOOS)
+}
+
+// Close does nothing here.
+func (l *Landlock) Close() error { return nil }
+
+// HelperMain fails: there is no sandbox to set up here.
+func HelperMain(args []string) int {
+	fmt.Fprintf(os.Stderr, "rein sandbox: the landlock helper runs on Linux, not %s\n", runtime.GOOS)
+	return 126
+}
+
+// LandlockStatus returns ErrUnsupported.
+func LandlockStatus() (abi int, err error) {
+	return 0, fmt.Errorf("%w: Landlock is Linux's, this is %s", ErrUnsupported, runtime.GOOS)
+}

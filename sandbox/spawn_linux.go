@@ -1,0 +1,294 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// spawnSpec is what differs between the backends that run a process on
+// this machine: the program, its environment and how the kernel starts it.
+// Everything else (pipes, process group, timeout, kill, capture) is run's,
+// shared by Local and Landlock.
+type spawnSpec struct {
+	// argv is the program and its arguments; argv[0] is its path. Local
+	// runs the shell; Landlock runs its helper with the shell's argv after
+	// a prefix.
+	argv []string
+	// env is the program's complete environment.
+	env       []string
+	maxOutput int
+	grace     time.Duration
+	// attr is the base of the SysProcAttr (namespaces, a new session); run
+	// adds a process group (unless attr.Setsid) and Pdeathsig.
+	attr syscall.SysProcAttr
+	// status gives the child a pipe on fd 3; what it writes there is
+	// returned by run (at most statusMax bytes).
+	status bool
+	// files are more descriptors for the child, after the status pipe;
+	// they stay open in the parent.
+	files []*os.File
+	// afterKill, when set, runs right after the group got SIGKILL, to kill
+	// what left the group (Landlock's cgroup).
+	afterKill func()
+}
+
+// statusMax bounds what run keeps of the status pipe.
+const statusMax = 4 << 10
+
+// run starts s for c (already prepared) and supervises it to the end. See
+// Local and Executor for what it guarantees.
+//
+// How a run ends: the program exits, or the timeout passes (SIGTERM to the
+// group, then SIGKILL after the grace or as soon as the program has exited),
+// or ctx ends (SIGKILL to the group at once). In every case the group gets
+// SIGKILL while the program, dead but not yet reaped, still holds the
+// group's id, so the signal cannot reach a stranger that reused it.
+func run(ctx context.Context, c Cmd, s *spawnSpec) (Result, []byte, error) {
+	if ctx.Err() != nil {
+		return Result{}, nil, aborted(ctx)
+	}
+	// Pdeathsig fires when the thread that forked the child ends, not the
+	// process; keep this goroutine on its thread until the child is reaped
+	// so no other goroutine can end that thread under it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	p, err := start(c, s)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	defer p.close()
+	res, err := p.supervise(ctx, c.Timeout, s.grace, s.afterKill)
+	return res, p.statusBytes(), err
+}
+
+// proc is one started command.
+type proc struct {
+	cmd            *exec.Cmd
+	pgid           int
+	start          time.Time
+	outR, errR     *os.File
+	inW            *os.File // nil when there is no stdin
+	statusR        *os.File // nil without a status pipe
+	stdout, stderr *capWriter
+	status         []byte
+	io             sync.WaitGroup // the goroutines copying output, input and status
+	exited         chan struct{}  // closed when the program has exited (not yet reaped)
+}
+
+func start(c Cmd, s *spawnSpec) (*proc, error) {
+	p := &proc{
+		stdout: newCapWriter(s.maxOutput),
+		stderr: newCapWriter(s.maxOutput),
+		exited: make(chan struct{}),
+	}
+	var outW, errW, inR, statusW *os.File
+	var err error
+	closeAll := func() {
+		for _, f := range []*os.File{p.outR, outW, p.errR, errW, inR, p.inW, p.statusR, statusW} {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	if p.outR, outW, err = os.Pipe(); err == nil {
+		p.errR, errW, err = os.Pipe()
+	}
+	if err == nil && c.Stdin != "" {
+		inR, p.inW, err = os.Pipe()
+	}
+	if err == nil && s.status {
+		p.statusR, statusW, err = os.Pipe()
+	}
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	attr := s.attr
+	attr.Setpgid = !attr.Setsid // setsid makes the new group too; setpgid would then fail
+	attr.Pdeathsig = syscall.SIGKILL
+	p.cmd = &exec.Cmd{
+		Path:        s.argv[0],
+		Args:        s.argv,
+		Dir:         c.Dir,
+		Env:         s.env,
+		Stdout:      outW,
+		Stderr:      errW,
+		SysProcAttr: &attr,
+	}
+	if inR != nil {
+		p.cmd.Stdin = inR
+	}
+	if statusW != nil {
+		p.cmd.ExtraFiles = []*os.File{statusW}
+	}
+	p.cmd.ExtraFiles = append(p.cmd.ExtraFiles, s.files...)
+	err = p.cmd.Start()
+	p.start = time.Now()
+	// The child has its copies; ours would keep the pipes open forever.
+	for _, f := range []*os.File{outW, errW, inR, statusW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	outW, errW, inR, statusW = nil, nil, nil, nil
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	p.pgid = p.cmd.Process.Pid
+
+	p.io.Add(2)
+	go p.copyOut(p.stdout, p.outR)
+	go p.copyOut(p.stderr, p.errR)
+	if p.inW != nil {
+		p.io.Add(1)
+		go func() {
+			defer p.io.Done()
+			_, _ = io.WriteString(p.inW, c.Stdin) // EPIPE when the command does not read it all
+			_ = p.inW.Close()
+		}()
+	}
+	if p.statusR != nil {
+		p.io.Add(1)
+		go func() {
+			defer p.io.Done()
+			p.status, _ = io.ReadAll(io.LimitReader(p.statusR, statusMax))
+		}()
+	}
+	go func() {
+		defer close(p.exited)
+		waitExited(p.pgid)
+	}()
+	return p, nil
+}
+
+func (p *proc) copyOut(w *capWriter, r *os.File) {
+	defer p.io.Done()
+	_, _ = io.Copy(w, r) // ends at EOF, or at the read deadline set by drain
+}
+
+// statusBytes returns what the child wrote on its status pipe; it is
+// complete once drain has returned.
+func (p *proc) statusBytes() []byte { return p.status }
+
+// waitExited blocks until process pid has exited, without reaping it.
+func waitExited(pid int) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return
+		}
+	}
+}
+
+// supervise waits for the command to end, kills its group, reaps the
+// program and collects the output.
+func (p *proc) supervise(ctx context.Context, timeout, grace time.Duration, afterKill func()) (Result, error) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var timedOut, abort bool
+	select {
+	case <-p.exited:
+	case <-ctx.Done():
+		abort = true
+	case <-timer.C:
+		timedOut = true
+		if grace > 0 {
+			p.signal(syscall.SIGTERM)
+			g := time.NewTimer(grace)
+			select {
+			case <-p.exited:
+			case <-ctx.Done():
+				abort = true
+			case <-g.C:
+			}
+			g.Stop()
+		}
+	}
+	p.signal(syscall.SIGKILL)
+	if afterKill != nil {
+		afterKill()
+	}
+	<-p.exited
+	waitErr := p.cmd.Wait() // reaps the program; its output is on our pipes
+	dur := time.Since(p.start)
+	p.drain()
+
+	res := Result{
+		Stdout:      p.stdout.String(),
+		Stderr:      p.stderr.String(),
+		StdoutBytes: p.stdout.Len(),
+		StderrBytes: p.stderr.Len(),
+		TimedOut:    timedOut,
+		Duration:    dur,
+	}
+	st := p.cmd.ProcessState
+	if st == nil {
+		return res, fmt.Errorf("%w: waiting for the shell: %w", ErrStart, waitErr)
+	}
+	res.ExitCode = st.ExitCode()
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.ExitCode = -1
+		res.Signal = ws.Signal().String()
+	}
+	if abort {
+		return res, aborted(ctx)
+	}
+	return res, nil
+}
+
+// signal sends sig to the command's whole process group.
+func (p *proc) signal(sig syscall.Signal) {
+	_ = syscall.Kill(-p.pgid, sig) // ESRCH: the group is already gone
+}
+
+// drain waits for the output copiers once every process of the group is
+// dead. Only a process that left the group can hold the pipes open now; after
+// drainDelay its output is no longer read.
+func (p *proc) drain() {
+	if p.inW != nil {
+		_ = p.inW.SetWriteDeadline(time.Now()) // nobody of ours reads stdin any more
+	}
+	done := make(chan struct{})
+	go func() {
+		p.io.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(drainDelay)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	now := time.Now()
+	_ = p.outR.SetReadDeadline(now)
+	_ = p.errR.SetReadDeadline(now)
+	if p.statusR != nil {
+		_ = p.statusR.SetReadDeadline(now)
+	}
+	<-done
+}
+
+func (p *proc) close() {
+	p.outR.Close()
+	p.errR.Close()
+	if p.statusR != nil {
+		p.statusR.Close()
+	}
+	// inW is closed by its writer.
+}
