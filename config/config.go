@@ -28,7 +28,18 @@ type Config struct {
 	Tools       Tools       `toml:"tools" json:"tools"`
 	Permissions Permissions `toml:"permissions" json:"permissions"`
 	Network     Network     `toml:"network" json:"network"`
+	Sandbox     Sandbox     `toml:"sandbox" json:"sandbox"`
 	Audit       Audit       `toml:"audit" json:"audit"`
+}
+
+// Sandbox says where commands run.
+type Sandbox struct {
+	// Backend is auto (the strongest that works), landlock, docker or none.
+	Backend string `toml:"backend" json:"backend"`
+	// Image is the container image for docker; rein never pulls one.
+	Image string `toml:"image" json:"image,omitempty"`
+	// Runtime is "docker" or "podman".
+	Runtime string `toml:"runtime" json:"runtime,omitempty"`
 }
 
 // Permissions are the permission mode and the user's rules.
@@ -110,6 +121,7 @@ func Default() Config {
 			MaxCostUSD: b.MaxCostUSD, Timeout: Duration(b.MaxWall)},
 		Tools:       Tools{Allow: DefaultTools(), ReadLines: 2000},
 		Permissions: Permissions{Mode: string(permission.Default)},
+		Sandbox:     Sandbox{Backend: "auto"},
 		Audit:       Audit{Durability: "fsync"},
 	}
 }
@@ -137,6 +149,16 @@ func (c Config) Validate() error {
 	}
 	if _, err := permission.ParseMode(c.Permissions.Mode); err != nil {
 		return fmt.Errorf("permissions.mode: %w", err)
+	}
+	switch c.Sandbox.Backend {
+	case "auto", "landlock", "docker", "none":
+	default:
+		return fmt.Errorf("sandbox.backend is %q: use auto, landlock, docker or none", c.Sandbox.Backend)
+	}
+	switch c.Sandbox.Runtime {
+	case "", "docker", "podman":
+	default:
+		return fmt.Errorf("sandbox.runtime is %q: use docker or podman", c.Sandbox.Runtime)
 	}
 	if _, err := c.Audit.Level(); err != nil {
 		return err
@@ -273,6 +295,12 @@ func narrows(prev, next *Config, md toml.MetaData) error {
 	}
 	if md.IsDefined("audit", "dir") {
 		return errors.New("audit.dir moves the audit log")
+	}
+	if next.Sandbox.Backend != prev.Sandbox.Backend && (next.Sandbox.Backend == "none" || prev.Sandbox.Backend == "none" || next.Sandbox.Backend == "auto") {
+		return fmt.Errorf("sandbox.backend %q may weaken the sandbox", next.Sandbox.Backend)
+	}
+	if md.IsDefined("sandbox", "image") || md.IsDefined("sandbox", "runtime") {
+		return errors.New("sandbox.image and sandbox.runtime choose what commands run in")
 	}
 	return nil
 }

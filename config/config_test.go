@@ -34,6 +34,7 @@ func TestDefault(t *testing.T) {
 			Timeout: config.Duration(30 * time.Minute)},
 		Tools:       config.Tools{Allow: config.DefaultTools(), ReadLines: 2000},
 		Permissions: config.Permissions{Mode: "default"},
+		Sandbox:     config.Sandbox{Backend: "auto"},
 		Audit:       config.Audit{Dir: "", Durability: "fsync"},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -253,6 +254,7 @@ func TestKeys(t *testing.T) {
 		"limits.max_steps", "limits.max_tool_calls", "limits.max_tokens", "limits.max_cost_usd", "limits.timeout",
 		"tools.allow", "tools.read_lines", "tools.limits",
 		"permissions.mode", "permissions.rules", "network.allow",
+		"sandbox.backend", "sandbox.image", "sandbox.runtime",
 		"audit.dir", "audit.durability",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {
@@ -266,6 +268,7 @@ func TestKeys(t *testing.T) {
 		"tools.limits": "{ send_email = 2 }", "permissions.mode": `"plan"`,
 		"permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "git push" }]`,
 		"network.allow":     `["intranet.example:8080"]`,
+		"sandbox.backend":   `"landlock"`, "sandbox.image": `"img"`, "sandbox.runtime": `"podman"`,
 	}
 	for _, k := range want {
 		v, ok := values[k]
@@ -413,6 +416,8 @@ allow = []
 		{"[[permissions.rules]]\ntool = \"run_bash\"\ndecision = \"allow\"\ncommand = \"curl\"\n", "allow rule"},
 		{"[network]\nallow = [\"169.254.169.254\"]\n", `network.allow adds "169.254.169.254"`},
 		{"[audit]\ndir = \"/tmp/x\"\n", "audit.dir"},
+		{"[sandbox]\nbackend = \"none\"\n", `sandbox.backend "none"`},
+		{"[sandbox]\nimage = \"evil:latest\"\n", "sandbox.image"},
 	} {
 		_, err := config.Load(user, narrow(bad.content))
 		if err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), "only take rights away") {

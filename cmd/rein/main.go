@@ -18,6 +18,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/sandbox"
 )
 
 // Exit codes (DESIGN.md): 0 done; 1 error; 2 usage; 3 stopped by a limit or
@@ -40,6 +41,7 @@ type cli struct {
 	Tools    toolsCmd    `cmd:"" help:"List the built-in tools: name, effect class, default allowlist, what each does."`
 	Audit    auditCmd    `cmd:"" help:"Check an audit log's hash chain (verify) or render it as a timeline (show)."`
 	Rollback rollbackCmd `cmd:"" help:"Undo a session's file changes from its snapshots, newest first, verified by SHA-256."`
+	Sandbox  sandboxCmd  `cmd:"" help:"Run a command in a sandbox (exec), check the backends (doctor), clean up containers (gc)."`
 	Resume   resumeCmd   `cmd:"" help:"Continue an interrupted session from its audit log; an irreversible call that may have happened is never repeated without a human."`
 	Version  versionCmd  `cmd:"" help:"Print rein's version."`
 }
@@ -64,6 +66,9 @@ type exitCode int
 func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
 
 func main() {
+	if sandbox.IsHelper() { // rein re-executed as the landlock sandbox's helper
+		os.Exit(sandbox.HelperMain(os.Args[2:]))
+	}
 	ctx, stop := abortOnSignals(context.Background(), os.Stderr)
 	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr})
 	stop()

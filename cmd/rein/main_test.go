@@ -26,11 +26,15 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/sandbox"
 )
 
 var update = flag.Bool("u", false, "update testscript golden output")
 
 func TestMain(m *testing.M) {
+	if sandbox.IsHelper() { // the landlock sandbox re-executes this binary as its helper
+		os.Exit(sandbox.HelperMain(os.Args[2:]))
+	}
 	if os.Getenv("REIN_TEST_MAIN") == "1" { // a test runs this binary as rein (crash test)
 		main()
 		return

@@ -27,8 +27,11 @@ type resumeCmd struct {
 
 // recordedStart is what a session_start record's config holds.
 type recordedStart struct {
-	Model string   `json:"model"`
-	Meta  settings `json:"meta"`
+	Model string `json:"model"`
+	Meta  struct {
+		Settings settings `json:"settings"`
+		Sandbox  string   `json:"sandbox"`
+	} `json:"meta"`
 }
 
 func (c *resumeCmd) Run(ctx context.Context, e env) error {
@@ -63,7 +66,7 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 		return fmt.Errorf("session %s: %w", c.Session, err)
 	}
 	var start recordedStart
-	if err := json.Unmarshal(p.Config, &start); err != nil || start.Meta.Workdir == "" {
+	if err := json.Unmarshal(p.Config, &start); err != nil || start.Meta.Settings.Workdir == "" {
 		return fmt.Errorf("session %s: its start record does not say how it was run (work dir, configuration), so it cannot be resumed", c.Session)
 	}
 	notes, err := settle(e, p)
@@ -72,17 +75,17 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 	}
 	name := c.Model
 	if name == "" {
-		name = start.Meta.Model
+		name = start.Meta.Settings.Model
 	}
 	m, err := resumeModel(name, p.ModelCalls)
 	if err != nil {
 		return err
 	}
-	rc := start.Meta.Config
+	rc := start.Meta.Settings.Config
 	spec := harness.Spec{
-		Task: p.Task, Model: m, WorkDir: start.Meta.Workdir, ReadLines: rc.Tools.ReadLines,
+		Task: p.Task, Model: m, WorkDir: start.Meta.Settings.Workdir, ReadLines: rc.Tools.ReadLines,
 		Policy: policyOf(rc, approve.Deny{}), NetAllow: rc.Network.Allow,
-		Limits: rc.Limits.Budget(), Expect: start.Meta.Expect, AuditDir: dir, Durability: durability,
+		Limits: rc.Limits.Budget(), Expect: start.Meta.Settings.Expect, AuditDir: dir, Durability: durability,
 		Resume: &harness.Resumed{Log: log, State: p.State},
 	}
 	spec.Resume.State.Note = notes

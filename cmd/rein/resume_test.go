@@ -167,8 +167,8 @@ func TestResumeRefusesAnIrreversibleCallInDoubt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta, _ := json.Marshal(map[string]any{"model": "scripted:" + script, "meta": map[string]any{
-		"model": "scripted:" + script, "workdir": work, "config": map[string]any{"tools": map[string]any{"allow": []string{"send_email"}, "read_lines": 100}, "permissions": map[string]any{"mode": "default"}}}})
+	meta, _ := json.Marshal(map[string]any{"model": "scripted:" + script, "meta": map[string]any{"settings": map[string]any{
+		"model": "scripted:" + script, "workdir": work, "config": map[string]any{"tools": map[string]any{"allow": []string{"send_email"}, "read_lines": 100}, "permissions": map[string]any{"mode": "default"}}}}})
 	args := json.RawMessage(`{"to":"ann@example.com","body":"hi"}`)
 	for _, r := range []audit.Record{
 		{Type: audit.SessionStart, Task: "Mail Ann.", Config: meta},

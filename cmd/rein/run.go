@@ -42,6 +42,8 @@ type runCmd struct {
 	Config          string         `placeholder:"FILE" help:"A config file applied after ~/.config/rein/config.toml and DIR/.rein/config.toml."`
 	Durability      string         `placeholder:"LEVEL" help:"Audit durability: fsync (every record on disk before the next step; the default) or flush (handed to the OS: survives a crash of rein, not of the machine)."`
 	RollbackOnAbort bool           `name:"rollback-on-abort" help:"When the run is aborted (Ctrl-C, SIGTERM), undo its file changes without asking."`
+	Sandbox         string         `placeholder:"BACKEND" help:"Where commands run: auto (the strongest that works here: landlock, else docker with --image; with none working, commands are refused), landlock, docker, none (unsandboxed, only when asked for). Default: sandbox.backend from config, else auto."`
+	Image           string         `placeholder:"IMAGE" help:"Container image for --sandbox docker (never pulled)."`
 }
 
 // settings is the effective configuration of a run, recorded at session start.
@@ -86,7 +88,9 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 		Task: c.Task, Model: m, WorkDir: workdir, ReadLines: cfg.Tools.ReadLines,
 		Policy: policyOf(cfg, approve.Deny{}), NetAllow: cfg.Network.Allow,
 		Limits: cfg.Limits.Budget(), Expect: c.Expect, AuditDir: dir, Durability: durability,
-		Meta: settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, Expect: c.Expect},
+		Meta:     settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, Expect: c.Expect},
+		Sandbox:  harness.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime},
+		Announce: announce(e),
 	}
 	out, err := session(ctx, e.stdout, spec, c.JSON, true)
 	if err != nil {
@@ -96,6 +100,18 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 		offerRollback(e, out, c.RollbackOnAbort, c.JSON)
 	}
 	return exitCode(stopCode(out.Stop))
+}
+
+// announce tells the user, loudly, when commands run unsandboxed or not at all.
+func announce(e env) func(string) {
+	return func(backend string) {
+		switch backend {
+		case harness.SandboxNone:
+			fmt.Fprintln(e.stderr, "rein: WARNING: --sandbox none: commands run UNSANDBOXED, with your rights (recorded in the audit log)")
+		case "unavailable":
+			fmt.Fprintln(e.stderr, "rein: no sandbox works here (see rein sandbox doctor): run_bash will refuse every command; pass --sandbox none to run them unsandboxed")
+		}
+	}
 }
 
 // offerRollback undoes an aborted session's file changes: at once with
@@ -194,6 +210,12 @@ func (c *runCmd) config(workdir string) (config.Config, []string, error) {
 	}
 	if c.Durability != "" {
 		cfg.Audit.Durability = c.Durability
+	}
+	if c.Sandbox != "" {
+		cfg.Sandbox.Backend = c.Sandbox
+	}
+	if c.Image != "" {
+		cfg.Sandbox.Image = c.Image
 	}
 	if err := cfg.Validate(); err != nil {
 		if c.Mode != "" {

@@ -56,7 +56,7 @@ type Spec struct {
 	// NoRollback keeps none (a demo's temporary work dir, say).
 	RollbackDir string
 	NoRollback  bool
-	Durability audit.Durability
+	Durability  audit.Durability
 	// Observe sees every audit record as it is written (trace, --json events).
 	Observe func(audit.Record)
 	// Meta is recorded at session start as the effective configuration.
@@ -64,6 +64,12 @@ type Spec struct {
 	// Resume, when set, continues an interrupted session instead of
 	// starting one: its log, its id, where it stood.
 	Resume *Resumed
+	// Sandbox is how commands run (default: the strongest available; with
+	// none available, commands are refused).
+	Sandbox Sandbox
+	// Announce, when set, is told the sandbox chosen before the session
+	// starts (rein prints a loud warning for none).
+	Announce func(backend string)
 }
 
 // Resumed is an interrupted session to continue.
@@ -91,10 +97,10 @@ type Outcome struct {
 	Changed []string
 	// RollbackDir is where the snapshots are ("" when none were kept).
 	RollbackDir string
-	Check    string
-	Expect   string
-	Session  string
-	Audit    string
+	Check       string
+	Expect      string
+	Session     string
+	Audit       string
 }
 
 // Final is the one JSON object printed at the end of a run with --json.
@@ -154,9 +160,21 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		return nil, fmt.Errorf("work dir: %w", err)
 	}
 	defer root.Close()
+	id := session.NewID(time.Now())
+	if spec.Resume != nil {
+		id = spec.Resume.Log.Session()
+	}
+	exec, backend, closeExec, err := OpenExecutor(ctx, spec.Sandbox, workdir, id)
+	if err != nil {
+		return nil, err
+	}
+	defer closeExec.Close()
+	if spec.Announce != nil {
+		spec.Announce(backend)
+	}
 	net := &network.Policy{Allow: spec.NetAllow}
 	env := Env{Root: root, WorkDir: workdir, ReadLines: spec.ReadLines, Outbox: &mail.Outbox{}, Plan: plan.New(),
-		Desk: spec.Desk, Asker: spec.Asker, Net: net}
+		Desk: spec.Desk, Asker: spec.Asker, Net: net, Exec: exec}
 	reg, err := Tools(env)
 	if err != nil {
 		return nil, err
@@ -168,21 +186,15 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	var meta json.RawMessage
-	if spec.Meta != nil {
-		if meta, err = json.Marshal(spec.Meta); err != nil {
-			return nil, fmt.Errorf("encode configuration: %w", err)
-		}
+	meta, err := json.Marshal(sessionMeta{Settings: spec.Meta, Sandbox: backend})
+	if err != nil {
+		return nil, fmt.Errorf("encode configuration: %w", err)
 	}
 	dir := spec.AuditDir
 	if dir == "" {
 		if dir, err = audit.DefaultDir(); err != nil {
 			return nil, err
 		}
-	}
-	id := session.NewID(time.Now())
-	if spec.Resume != nil {
-		id = spec.Resume.Log.Session()
 	}
 	opts := []audit.Option{audit.WithDurability(spec.Durability)}
 	if spec.Observe != nil {
@@ -240,6 +252,14 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	out.Changed = snaps.changed()
 	out.RollbackDir = snaps.dir
 	return out, nil
+}
+
+// sessionMeta is recorded at session start: the caller's settings and the
+// sandbox commands run in ("none" when the user chose to run unsandboxed,
+// "unavailable" when there was none and commands are refused).
+type sessionMeta struct {
+	Settings any    `json:"settings,omitempty"`
+	Sandbox  string `json:"sandbox"`
 }
 
 // seed copies files into a new temporary directory.

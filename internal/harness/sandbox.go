@@ -1,0 +1,81 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/sandbox/docker"
+)
+
+// The sandbox backends a session can ask for.
+const (
+	SandboxAuto     = "auto"     // the strongest that works here: landlock, else docker (with an image)
+	SandboxLandlock = "landlock" // Landlock + seccomp + namespaces around each command
+	SandboxDocker   = "docker"   // a container per session (podman: Runtime "podman")
+	SandboxNone     = "none"     // commands run with the user's rights: only when asked for
+)
+
+// Sandbox chooses how commands run.
+type Sandbox struct {
+	Backend string // one of the Sandbox* constants; "" means auto
+	Image   string // the container image, for docker
+	Runtime string // "docker" (default) or "podman"
+}
+
+// unavailable is the executor of a session that has no sandbox and did not
+// ask to run without one: every command is refused, with the reason.
+type unavailable struct{ why error }
+
+func (u unavailable) Name() string { return "unavailable" }
+
+func (u unavailable) Exec(context.Context, sandbox.Cmd) (sandbox.Result, error) {
+	return sandbox.Result{}, fmt.Errorf("%w: no sandbox is available here (%v), so commands are refused; "+
+		"the user can run rein sandbox doctor, or pass --sandbox none to run commands unsandboxed", sandbox.ErrStart, u.why)
+}
+
+// OpenExecutor returns the session's executor, what it is (for the audit
+// log), and a closer. A backend that was asked for and does not work is an
+// error; auto with nothing working is the unavailable executor (fail closed).
+func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sandbox.Executor, string, io.Closer, error) {
+	switch s.Backend {
+	case SandboxNone:
+		return &sandbox.Local{}, SandboxNone, nopCloser{}, nil
+	case SandboxLandlock:
+		if _, err := sandbox.LandlockStatus(); err != nil {
+			return nil, "", nil, fmt.Errorf("--sandbox landlock: %w", err)
+		}
+		l := &sandbox.Landlock{WorkDir: workdir}
+		return l, SandboxLandlock, l, nil
+	case SandboxDocker:
+		if s.Image == "" {
+			return nil, "", nil, errors.New("--sandbox docker needs --image (no image is ever pulled)")
+		}
+		d, err := docker.Start(ctx, docker.Options{Runtime: s.Runtime, Image: s.Image, WorkDir: workdir, Session: session})
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("--sandbox docker: %w", err)
+		}
+		return d, d.Name(), d, nil
+	case SandboxAuto, "":
+		lerr := errors.New("not tried")
+		if _, lerr = sandbox.LandlockStatus(); lerr == nil {
+			l := &sandbox.Landlock{WorkDir: workdir}
+			return l, SandboxLandlock, l, nil
+		}
+		if s.Image != "" {
+			d, derr := docker.Start(ctx, docker.Options{Runtime: s.Runtime, Image: s.Image, WorkDir: workdir, Session: session})
+			if derr == nil {
+				return d, d.Name(), d, nil
+			}
+			lerr = errors.Join(lerr, derr)
+		}
+		return unavailable{lerr}, "unavailable", nopCloser{}, nil
+	}
+	return nil, "", nil, fmt.Errorf("unknown sandbox %q: use auto, landlock, docker or none", s.Backend)
+}
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
