@@ -57,8 +57,8 @@ func Read(recs []audit.Record) (*Point, error) {
 	p := &Point{Session: recs[0].Session, Task: recs[0].Task, Config: recs[0].Config}
 	msgs := []model.Message{{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(p.Task)}}}
 	var (
-		asst    *model.Message         // the last response, while its calls are answered
-		calls   []*model.ToolCall      // its calls, in order, as the verdicts name them
+		asst    *model.Message    // the last response, while its calls are answered
+		calls   []*model.ToolCall // its calls, in order, as the verdicts name them
 		results map[string]model.ToolResult
 		intents map[string]audit.Record
 		used    = p.State.Used
