@@ -70,6 +70,10 @@ type Config struct {
 	ClipResults int
 	// Session is the session id; it goes into every idempotency key.
 	Session string
+	// Redact, when set, is applied to everything that reaches the model
+	// from outside it: the task and every tool result (secrets stay out of
+	// its sight). The audit log redacts on its own (audit.WithRedactor).
+	Redact func(string) string
 	// Snapshots, when set, saves the files a call may change (tool.Changer)
 	// before it runs, for rollback. A call whose files cannot be saved does
 	// not run.

@@ -42,6 +42,9 @@ func (l *Loop) Run(ctx context.Context, task string) Result {
 		ctx, cancel = context.WithTimeoutCause(ctx, l.cfg.Limits.MaxWall, ErrWallTime)
 		defer cancel()
 	}
+	if l.cfg.Redact != nil {
+		task = l.cfg.Redact(task)
+	}
 	r := &run{
 		l:     l,
 		ctx:   ctx,
@@ -242,6 +245,9 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	res := model.ToolResult{CallID: c.ID, Name: c.Name, Content: out}
 	if err != nil {
 		res.Content, res.IsError = "Error: "+err.Error(), true
+	}
+	if r.l.cfg.Redact != nil {
+		res.Content = r.l.cfg.Redact(res.Content)
 	}
 	clipped, size, sum, cut := audit.Clip(res.Content, r.l.cfg.ClipResults)
 	if s := r.record(audit.Record{

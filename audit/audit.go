@@ -130,6 +130,7 @@ type Writer struct {
 	seq     uint64
 	prev    string
 	off     int64 // the file's size, for page alignment; -1 when unknown
+	redact  func(string) string
 	buf     []byte
 	err     error // sticky: once a write fails, every later write fails
 	observe []func(Record)
@@ -140,6 +141,11 @@ type Option func(*Writer)
 
 // WithDurability sets how far each record is pushed before Write returns.
 func WithDurability(d Durability) Option { return func(w *Writer) { w.dur = d } }
+
+// WithRedactor passes every text field of every record (task, text, args,
+// reason, content, answer, error) through redact before it is written:
+// secrets never reach the log.
+func WithRedactor(redact func(string) string) Option { return func(w *Writer) { w.redact = redact } }
 
 // WithClock sets the clock used for timestamps (tests).
 func WithClock(now func() time.Time) Option { return func(w *Writer) { w.now = now } }
@@ -214,6 +220,9 @@ func (w *Writer) Write(r Record) error {
 	r.Time = w.now().UTC()
 	r.Session = w.session
 	r.Prev = w.prev
+	if w.redact != nil {
+		r = redactRecord(r, w.redact)
+	}
 	line, err := json.Marshal(r)
 	if err != nil {
 		w.err = fmt.Errorf("audit log: encode record %d: %w", r.Seq, err)
@@ -297,3 +306,24 @@ func Clip(s string, max int) (clipped string, size int, sum string, truncated bo
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func redactRecord(r Record, redact func(string) string) Record {
+	r.Task, r.Text, r.Reason = redact(r.Task), redact(r.Text), redact(r.Reason)
+	r.Content, r.Answer, r.Error = redact(r.Content), redact(r.Answer), redact(r.Error)
+	if len(r.Args) > 0 {
+		if s := redact(string(r.Args)); s != string(r.Args) {
+			if json.Valid([]byte(s)) {
+				r.Args = json.RawMessage(s)
+			} else {
+				b, _ := json.Marshal(s)
+				r.Args = b
+			}
+		}
+	}
+	if len(r.Config) > 0 {
+		if s := redact(string(r.Config)); s != string(r.Config) && json.Valid([]byte(s)) {
+			r.Config = json.RawMessage(s)
+		}
+	}
+	return r
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/internal/resume"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
+	"github.com/reinhq/rein/secret"
 )
 
 type resumeCmd struct {
@@ -87,6 +88,7 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 		Policy: policyOf(rc, approve.Deny{}), NetAllow: rc.Network.Allow,
 		Limits: rc.Limits.Budget(), Expect: start.Meta.Settings.Expect, AuditDir: dir, Durability: durability,
 		Resume: &harness.Resumed{Log: log, State: p.State},
+		Redact: secret.NewRedactor(os.Environ()).Redact,
 	}
 	spec.Resume.State.Note = notes
 	closeLog = false // the session closes it

@@ -20,6 +20,7 @@ import (
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
+	"github.com/reinhq/rein/secret"
 	"github.com/reinhq/rein/session/rollback"
 	"github.com/reinhq/rein/tool"
 )
@@ -53,6 +54,10 @@ type settings struct {
 	Config  config.Config `json:"config"`
 	Files   []string      `json:"config_files,omitempty"`
 	Expect  string        `json:"expect,omitempty"`
+	// SecretEnv names the secret-looking environment variables (names
+	// only): their values are redacted from everything the model and the
+	// log see, and commands never get them.
+	SecretEnv []string `json:"secret_env,omitempty"`
 }
 
 func (c *runCmd) Run(ctx context.Context, e env) error {
@@ -88,9 +93,11 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 		Task: c.Task, Model: m, WorkDir: workdir, ReadLines: cfg.Tools.ReadLines,
 		Policy: policyOf(cfg, approve.Deny{}), NetAllow: cfg.Network.Allow,
 		Limits: cfg.Limits.Budget(), Expect: c.Expect, AuditDir: dir, Durability: durability,
-		Meta:     settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, Expect: c.Expect},
+		Meta: settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, Expect: c.Expect,
+			SecretEnv: secret.Names(os.Environ())},
 		Sandbox:  harness.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime},
 		Announce: announce(e),
+		Redact:   secret.NewRedactor(os.Environ()).Redact,
 	}
 	out, err := session(ctx, e.stdout, spec, c.JSON, true)
 	if err != nil {

@@ -64,6 +64,9 @@ type Spec struct {
 	// Resume, when set, continues an interrupted session instead of
 	// starting one: its log, its id, where it stood.
 	Resume *Resumed
+	// Redact, when set, keeps secrets out of the model's sight and out of
+	// the audit log (secret.Redactor.Redact).
+	Redact func(string) string
 	// Sandbox is how commands run (default: the strongest available; with
 	// none available, commands are refused).
 	Sandbox Sandbox
@@ -197,6 +200,9 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		}
 	}
 	opts := []audit.Option{audit.WithDurability(spec.Durability)}
+	if spec.Redact != nil {
+		opts = append(opts, audit.WithRedactor(spec.Redact))
+	}
 	if spec.Observe != nil {
 		opts = append(opts, audit.WithObserver(spec.Observe))
 	}
@@ -223,6 +229,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		Meta:      meta,
 		Session:   id,
 		Snapshots: snaps,
+		Redact:    spec.Redact,
 	})
 	if err != nil {
 		return nil, errors.Join(err, log.Close())
