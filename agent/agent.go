@@ -74,10 +74,20 @@ type Config struct {
 	// from outside it: the task and every tool result (secrets stay out of
 	// its sight). The audit log redacts on its own (audit.WithRedactor).
 	Redact func(string) string
+	// Intake, when set, marks where text came from before the model sees
+	// it: the task as the user's input, each tool result as data (the audit
+	// log keeps the raw text).
+	Intake Intake
 	// Snapshots, when set, saves the files a call may change (tool.Changer)
 	// before it runs, for rollback. A call whose files cannot be saved does
 	// not run.
 	Snapshots Snapshotter
+}
+
+// Intake wraps what enters the model's context (intake.Wrapper).
+type Intake interface {
+	Task(task string) string
+	Result(tool, content string) string
 }
 
 // Snapshotter saves the current state of a file in the work dir, before a

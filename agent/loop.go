@@ -45,11 +45,15 @@ func (l *Loop) Run(ctx context.Context, task string) Result {
 	if l.cfg.Redact != nil {
 		task = l.cfg.Redact(task)
 	}
+	shown := task
+	if l.cfg.Intake != nil {
+		shown = l.cfg.Intake.Task(task)
+	}
 	r := &run{
 		l:     l,
 		ctx:   ctx,
 		meter: budget.NewMeter(l.cfg.Limits),
-		msgs:  []model.Message{{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(task)}}},
+		msgs:  []model.Message{{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(shown)}}},
 		res:   Result{Refusals: map[string]int{}},
 	}
 	stop := r.start(task)
@@ -258,6 +262,9 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	}
 	if s := r.ctxStop(); s != nil {
 		return model.ToolResult{}, s
+	}
+	if r.l.cfg.Intake != nil {
+		res.Content = r.l.cfg.Intake.Result(c.Name, res.Content)
 	}
 	return res, nil
 }

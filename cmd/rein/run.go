@@ -20,6 +20,7 @@ import (
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
+	"github.com/reinhq/rein/prompt"
 	"github.com/reinhq/rein/secret"
 	"github.com/reinhq/rein/session/rollback"
 	"github.com/reinhq/rein/tool"
@@ -98,6 +99,7 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 		Sandbox:  harness.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime},
 		Announce: announce(e),
 		Redact:   secret.NewRedactor(os.Environ()).Redact,
+		System:   prompt.System(),
 	}
 	out, err := session(ctx, e.stdout, spec, c.JSON, true)
 	if err != nil {

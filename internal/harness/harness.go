@@ -12,6 +12,7 @@ import (
 	iofs "io/fs"
 	"math/big"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/reinhq/rein/agent"
@@ -20,7 +21,9 @@ import (
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/gate/network"
+	"github.com/reinhq/rein/intake"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool/desk"
 	"github.com/reinhq/rein/tool/mail"
@@ -64,6 +67,9 @@ type Spec struct {
 	// Resume, when set, continues an interrupted session instead of
 	// starting one: its log, its id, where it stood.
 	Resume *Resumed
+	// System is the system prompt (prompt.System() for rein run; the demos
+	// have none).
+	System string
 	// Redact, when set, keeps secrets out of the model's sight and out of
 	// the audit log (secret.Redactor.Redact).
 	Redact func(string) string
@@ -167,12 +173,18 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if spec.Resume != nil {
 		id = spec.Resume.Log.Session()
 	}
-	exec, backend, closeExec, err := OpenExecutor(ctx, spec.Sandbox, workdir, id)
-	if err != nil {
-		return nil, err
+	// Only a session that may run commands opens a sandbox.
+	var exec sandbox.Executor = unavailable{errors.New("run_bash is not on this session's allowlist")}
+	backend := ""
+	if slices.Contains(spec.Policy.Allowed, "run_bash") {
+		ex, b, closeExec, err := OpenExecutor(ctx, spec.Sandbox, workdir, id)
+		if err != nil {
+			return nil, err
+		}
+		defer closeExec.Close()
+		exec, backend = ex, b
 	}
-	defer closeExec.Close()
-	if spec.Announce != nil {
+	if spec.Announce != nil && backend != "" {
 		spec.Announce(backend)
 	}
 	net := &network.Policy{Allow: spec.NetAllow}
@@ -230,6 +242,8 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		Session:   id,
 		Snapshots: snaps,
 		Redact:    spec.Redact,
+		Intake:    intake.Wrapper{},
+		System:    spec.System,
 	})
 	if err != nil {
 		return nil, errors.Join(err, log.Close())
@@ -266,7 +280,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 // "unavailable" when there was none and commands are refused).
 type sessionMeta struct {
 	Settings any    `json:"settings,omitempty"`
-	Sandbox  string `json:"sandbox"`
+	Sandbox  string `json:"sandbox,omitempty"`
 }
 
 // seed copies files into a new temporary directory.
