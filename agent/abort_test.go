@@ -190,3 +190,24 @@ func TestSnapshotsBeforeTheEffect(t *testing.T) {
 		}
 	}
 }
+
+type stopModel struct{ reason string }
+
+func (m stopModel) Generate(context.Context, *model.Request) (*model.Response, error) {
+	return &model.Response{Blocks: []model.Block{model.TextBlock("partial answ")}, StopReason: m.reason}, nil
+}
+
+// A response that ends for another reason than the end of the turn stops
+// the task with the reason in the answer.
+func TestStopReasonInTheAnswer(t *testing.T) {
+	t.Parallel()
+	for reason, want := range map[string]string{
+		model.StopEndTurn: "partial answ", model.StopMaxTokens: "partial answ\n\n[the model stopped: max_tokens]",
+		model.StopRefusal: "partial answ\n\n[the model stopped: refusal]", "pause_turn": "partial answ\n\n[the model stopped: pause_turn]",
+	} {
+		res := fixture{model: stopModel{reason}, tools: []tool.Tool{&probe{name: "probe"}}}.loop(t).Run(t.Context(), "task")
+		if res.Stop != agent.StopDone || res.Answer != want {
+			t.Errorf("%s: stop %s answer %q", reason, res.Stop, res.Answer)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/audit"
@@ -161,6 +162,13 @@ func (r *run) step() *errStop {
 	r.msgs = append(r.msgs, model.Message{Role: model.RoleAssistant, Blocks: resp.Blocks})
 	if len(calls) == 0 {
 		r.answer = resp.Text()
+		switch resp.StopReason {
+		case model.StopEndTurn, model.StopToolUse, "":
+		default:
+			// max_tokens, refusal, anything else: the task stops here, and
+			// the answer says why, so nobody takes a cut answer for a whole one.
+			r.answer = strings.TrimSpace(r.answer + "\n\n[the model stopped: " + resp.StopReason + "]")
+		}
 		return &errStop{StopDone, nil}
 	}
 	results := make([]model.Block, 0, len(calls))

@@ -67,6 +67,8 @@ type Spec struct {
 	// Resume, when set, continues an interrupted session instead of
 	// starting one: its log, its id, where it stood.
 	Resume *Resumed
+	// Price is the model's cost per call's usage; nil tracks no cost.
+	Price func(model.Usage) float64
 	// System is the system prompt (prompt.System() for rein run; the demos
 	// have none).
 	System string
@@ -243,6 +245,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		Snapshots: snaps,
 		Redact:    spec.Redact,
 		Intake:    intake.Wrapper{},
+		Price:     spec.Price,
 		System:    spec.System,
 	})
 	if err != nil {
