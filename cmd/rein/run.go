@@ -19,6 +19,7 @@ import (
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/model/anthropic"
 	"github.com/reinhq/rein/model/openai"
 	"github.com/reinhq/rein/model/scripted"
 	"github.com/reinhq/rein/prompt"
@@ -47,7 +48,7 @@ type runCmd struct {
 	RollbackOnAbort bool           `name:"rollback-on-abort" help:"When the run is aborted (Ctrl-C, SIGTERM), undo its file changes without asking."`
 	Sandbox         string         `placeholder:"BACKEND" help:"Where commands run: auto (the strongest that works here: landlock, else docker with --image; with none working, commands are refused), landlock, docker, none (unsandboxed, only when asked for). Default: sandbox.backend from config, else auto."`
 	Image           string         `placeholder:"IMAGE" help:"Container image for --sandbox docker (never pulled)."`
-	BaseURL         string         `name:"base-url" placeholder:"URL" help:"The provider's API base URL (default OPENAI_BASE_URL, else the provider's own); a local OpenAI-compatible server needs no key."`
+	BaseURL         string         `name:"base-url" placeholder:"URL" help:"The provider's API base URL (default ANTHROPIC_BASE_URL or OPENAI_BASE_URL, else the provider's own); a local OpenAI-compatible server needs no key. Keys come only from ANTHROPIC_API_KEY / OPENAI_API_KEY."`
 	LLMTimeout      time.Duration  `name:"llm-timeout" default:"120s" help:"Timeout of one model call; the provider's SDK retries 429 and 5xx with backoff."`
 }
 
@@ -258,6 +259,12 @@ func (c *runCmd) model() (model.Model, error) {
 		return nil, usagef("--model %q: write it as PROVIDER:MODEL, e.g. scripted:script.json", c.Model)
 	}
 	switch provider {
+	case "anthropic":
+		m, err := anthropic.New(anthropic.Options{Model: name, BaseURL: c.BaseURL, Timeout: c.LLMTimeout})
+		if err != nil {
+			return nil, usagef("--model %s: %v", c.Model, err)
+		}
+		return m, nil
 	case "openai":
 		m, err := openai.New(openai.Options{Model: name, BaseURL: c.BaseURL, Timeout: c.LLMTimeout})
 		if err != nil {
@@ -275,21 +282,24 @@ func (c *runCmd) model() (model.Model, error) {
 		}
 		return scripted.New("scripted:"+name, s), nil
 	}
-	return nil, usagef("--model %q: unknown provider %q; this build knows: scripted, openai", c.Model, provider)
+	return nil, usagef("--model %q: unknown provider %q; this build knows: scripted, anthropic, openai", c.Model, provider)
 }
 
 // price returns the cost function of a model, nil when its price is not
 // known (cost is then not tracked, and --max-cost-usd cannot stop the run).
 func price(m string) func(model.Usage) float64 {
 	provider, name, _ := strings.Cut(m, ":")
-	if provider != "openai" {
-		return nil
+	switch provider {
+	case "openai":
+		if p, ok := openai.PriceOf(openai.DefaultPrices(), name); ok {
+			return func(u model.Usage) float64 { return openai.Cost(p, u) }
+		}
+	case "anthropic":
+		if p, ok := anthropic.PriceFor(anthropic.DefaultPrices(), name); ok {
+			return func(u model.Usage) float64 { return anthropic.Cost(p, u) }
+		}
 	}
-	p, ok := openai.PriceOf(openai.DefaultPrices(), name)
-	if !ok {
-		return nil
-	}
-	return func(u model.Usage) float64 { return openai.Cost(p, u) }
+	return nil
 }
 
 // knownTools is the tool set of this build, for checking names before a run.
