@@ -74,6 +74,13 @@ type Config struct {
 	// from outside it: the task and every tool result (secrets stay out of
 	// its sight). The audit log redacts on its own (audit.WithRedactor).
 	Redact func(string) string
+	// MaxContextTokens, when set, compacts the conversation before a model
+	// call that would be over 80% of it (see KeepMessages).
+	MaxContextTokens int64
+	// MaxResultBytes caps a tool result the model sees (default 32 KiB),
+	// with a notice saying how to read more; the audit log has its size and
+	// SHA-256 either way.
+	MaxResultBytes int
 	// Intake, when set, marks where text came from before the model sees
 	// it: the task as the user's input, each tool result as data (the audit
 	// log keeps the raw text).

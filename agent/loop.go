@@ -125,6 +125,9 @@ func (r *run) step() *errStop {
 	}
 	step := r.meter.Used().Steps
 	req := &model.Request{System: r.l.cfg.System, Messages: r.msgs, Tools: r.l.offered}
+	if msgs, ok := compact(req, r.l.cfg.MaxContextTokens); ok {
+		r.msgs, req.Messages = msgs, msgs
+	}
 	began := time.Now()
 	r.inflight = &audit.Record{Step: step, Tool: "(model call)"}
 	resp, err := r.generate(req)
@@ -271,6 +274,11 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	if s := r.ctxStop(); s != nil {
 		return model.ToolResult{}, s
 	}
+	max := r.l.cfg.MaxResultBytes
+	if max == 0 {
+		max = DefaultMaxResultBytes
+	}
+	res.Content = capResult(res.Content, max)
 	if r.l.cfg.Intake != nil {
 		res.Content = r.l.cfg.Intake.Result(c.Name, res.Content)
 	}

@@ -50,6 +50,7 @@ type runCmd struct {
 	Image           string         `placeholder:"IMAGE" help:"Container image for --sandbox docker (never pulled)."`
 	BaseURL         string         `name:"base-url" placeholder:"URL" help:"The provider's API base URL (default ANTHROPIC_BASE_URL or OPENAI_BASE_URL, else the provider's own); a local OpenAI-compatible server needs no key. Keys come only from ANTHROPIC_API_KEY / OPENAI_API_KEY."`
 	LLMTimeout      time.Duration  `name:"llm-timeout" default:"120s" help:"Timeout of one model call; the provider's SDK retries 429 and 5xx with backoff."`
+	MaxContext      int64          `name:"max-context-tokens" default:"150000" placeholder:"N" help:"Context budget: before a model call over 80% of it, the middle of the conversation is replaced by a summary (the task and the newest messages stay)."`
 }
 
 // settings is the effective configuration of a run, recorded at session start.
@@ -100,11 +101,12 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 		Limits: cfg.Limits.Budget(), Expect: c.Expect, AuditDir: dir, Durability: durability,
 		Meta: settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, Expect: c.Expect,
 			SecretEnv: secret.Names(os.Environ())},
-		Sandbox:  harness.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime},
-		Announce: announce(e),
-		Redact:   secret.NewRedactor(os.Environ()).Redact,
-		System:   prompt.System(),
-		Price:    price(c.Model),
+		Sandbox:          harness.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime},
+		Announce:         announce(e),
+		Redact:           secret.NewRedactor(os.Environ()).Redact,
+		System:           prompt.System(),
+		Price:            price(c.Model),
+		MaxContextTokens: c.MaxContext,
 	}
 	out, err := session(ctx, e.stdout, spec, c.JSON, true)
 	if err != nil {

@@ -67,6 +67,8 @@ type Spec struct {
 	// Resume, when set, continues an interrupted session instead of
 	// starting one: its log, its id, where it stood.
 	Resume *Resumed
+	// MaxContextTokens compacts the conversation near this budget (0: never).
+	MaxContextTokens int64
 	// Price is the model's cost per call's usage; nil tracks no cost.
 	Price func(model.Usage) float64
 	// System is the system prompt (prompt.System() for rein run; the demos
@@ -235,18 +237,19 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		return nil, err
 	}
 	loop, err := agent.New(agent.Config{
-		Model:     spec.Model,
-		Tools:     reg,
-		Gates:     gates,
-		Limits:    spec.Limits,
-		Audit:     log,
-		Meta:      meta,
-		Session:   id,
-		Snapshots: snaps,
-		Redact:    spec.Redact,
-		Intake:    intake.Wrapper{},
-		Price:     spec.Price,
-		System:    spec.System,
+		Model:            spec.Model,
+		Tools:            reg,
+		Gates:            gates,
+		Limits:           spec.Limits,
+		Audit:            log,
+		Meta:             meta,
+		Session:          id,
+		Snapshots:        snaps,
+		Redact:           spec.Redact,
+		Intake:           intake.Wrapper{},
+		Price:            spec.Price,
+		MaxContextTokens: spec.MaxContextTokens,
+		System:           spec.System,
 	})
 	if err != nil {
 		return nil, errors.Join(err, log.Close())
