@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/sandbox"
 )
 
 // A run whose context is cancelled (what SIGINT and SIGTERM do in main)
@@ -57,8 +59,12 @@ func abortRun(tb testing.TB, dir string, sig os.Signal, twice bool) (time.Durati
 	if err := os.WriteFile(script, []byte(`{"turns":[{"text":"wait","calls":[{"tool":"run_bash","args":{"command":"echo $$ > sleep.pid.tmp && mv sleep.pid.tmp sleep.pid && exec sleep 30"}}]},{"text":"done"}]}`), 0o600); err != nil {
 		tb.Fatal(err)
 	}
+	backend := "landlock" // the default where it works; the local executor elsewhere
+	if _, err := sandbox.LandlockStatus(); err != nil {
+		backend = "none"
+	}
 	cmd := exec.Command(exe, "run", "--model", "scripted:"+script, "--workdir", work, "--mode", "bypass", "--tools", "run_bash",
-		"--durability", "flush", "--audit-dir", filepath.Join(dir, "audit"), "Wait.")
+		"--sandbox", backend, "--durability", "flush", "--audit-dir", filepath.Join(dir, "audit"), "Wait.")
 	cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "XDG_STATE_HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
