@@ -6,11 +6,13 @@ import (
 	"unicode/utf8"
 )
 
-// capWriter keeps the first and the last bytes written to it, at most max in
+// CapWriter keeps the first and the last bytes written to it, at most max in
 // all, and counts every byte. Memory stays bounded however much is written.
+// Every backend captures a command's output with it, so the model sees the
+// same "[… N bytes cut …]" marker whichever sandbox ran the command.
 // It is not safe for concurrent use: one goroutine writes, and reads happen
 // after that goroutine is done.
-type capWriter struct {
+type CapWriter struct {
 	headMax, tailMax int
 	head             []byte
 	tail             []byte // a ring once len(tail) == tailMax; pos is its oldest byte
@@ -18,15 +20,17 @@ type capWriter struct {
 	n                int64
 }
 
-func newCapWriter(max int) *capWriter {
+// NewCapWriter returns a writer that keeps at most max bytes (half head,
+// half tail); 0 or less means DefaultMaxOutput.
+func NewCapWriter(max int) *CapWriter {
 	if max <= 0 {
 		max = DefaultMaxOutput
 	}
-	return &capWriter{headMax: max / 2, tailMax: max - max/2}
+	return &CapWriter{headMax: max / 2, tailMax: max - max/2}
 }
 
 // Write never fails.
-func (w *capWriter) Write(p []byte) (int, error) {
+func (w *CapWriter) Write(p []byte) (int, error) {
 	w.n += int64(len(p))
 	written := len(p)
 	if room := w.headMax - len(w.head); room > 0 {
@@ -43,7 +47,7 @@ func (w *capWriter) Write(p []byte) (int, error) {
 	return written, nil
 }
 
-func (w *capWriter) writeTail(p []byte) {
+func (w *CapWriter) writeTail(p []byte) {
 	if w.tailMax == 0 {
 		return
 	}
@@ -69,10 +73,10 @@ func (w *capWriter) writeTail(p []byte) {
 }
 
 // Len returns how many bytes were written in all.
-func (w *capWriter) Len() int64 { return w.n }
+func (w *CapWriter) Len() int64 { return w.n }
 
 // kept returns the head and the tail in order, without a marker.
-func (w *capWriter) kept() (head, tail []byte) {
+func (w *CapWriter) kept() (head, tail []byte) {
 	if len(w.tail) < w.tailMax || w.pos == 0 {
 		return w.head, w.tail
 	}
@@ -84,7 +88,7 @@ func (w *capWriter) kept() (head, tail []byte) {
 // String returns everything written when it fit, else the head, a line
 // "[… N bytes cut …]" and the tail. A character split by a cut is dropped
 // whole (and counted as cut) so that UTF-8 text stays valid.
-func (w *capWriter) String() string {
+func (w *CapWriter) String() string {
 	head, tail := w.kept()
 	var b strings.Builder
 	if w.n <= int64(len(head)+len(tail)) {

@@ -33,7 +33,7 @@ func TestCapWriter(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			w := newCapWriter(c.max)
+			w := NewCapWriter(c.max)
 			var total int
 			for _, ch := range c.chunks {
 				n, err := w.Write([]byte(ch))
@@ -54,9 +54,9 @@ func TestCapWriter(t *testing.T) {
 
 func TestCapWriterDefault(t *testing.T) {
 	t.Parallel()
-	w := newCapWriter(0)
+	w := NewCapWriter(0)
 	if got := w.headMax + w.tailMax; got != DefaultMaxOutput {
-		t.Errorf("newCapWriter(0) keeps %d bytes, want DefaultMaxOutput (%d)", got, DefaultMaxOutput)
+		t.Errorf("NewCapWriter(0) keeps %d bytes, want DefaultMaxOutput (%d)", got, DefaultMaxOutput)
 	}
 }
 
@@ -70,7 +70,7 @@ func FuzzCapWriter(f *testing.F) {
 	f.Add([]byte("x"), uint8(1), []byte{0})
 	f.Fuzz(func(t *testing.T, data []byte, max uint8, cuts []byte) {
 		limit := int(max) + 1
-		w := newCapWriter(limit)
+		w := NewCapWriter(limit)
 		rest := data
 		for i := 0; len(rest) > 0; i++ {
 			k := len(rest)
@@ -119,7 +119,7 @@ func BenchmarkCapWriter(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(32 * int64(len(chunk)))
 	for b.Loop() {
-		w := newCapWriter(DefaultMaxOutput)
+		w := NewCapWriter(DefaultMaxOutput)
 		for range 32 { // 1 MiB
 			w.Write(chunk)
 		}

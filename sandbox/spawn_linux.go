@@ -82,7 +82,7 @@ type proc struct {
 	outR, errR     *os.File
 	inW            *os.File // nil when there is no stdin
 	statusR        *os.File // nil without a status pipe
-	stdout, stderr *capWriter
+	stdout, stderr *CapWriter
 	status         []byte
 	io             sync.WaitGroup // the goroutines copying output, input and status
 	exited         chan struct{}  // closed when the program has exited (not yet reaped)
@@ -90,8 +90,8 @@ type proc struct {
 
 func start(c Cmd, s *spawnSpec) (*proc, error) {
 	p := &proc{
-		stdout: newCapWriter(s.maxOutput),
-		stderr: newCapWriter(s.maxOutput),
+		stdout: NewCapWriter(s.maxOutput),
+		stderr: NewCapWriter(s.maxOutput),
 		exited: make(chan struct{}),
 	}
 	var outW, errW, inR, statusW *os.File
@@ -175,7 +175,7 @@ func start(c Cmd, s *spawnSpec) (*proc, error) {
 	return p, nil
 }
 
-func (p *proc) copyOut(w *capWriter, r *os.File) {
+func (p *proc) copyOut(w *CapWriter, r *os.File) {
 	defer p.io.Done()
 	_, _ = io.Copy(w, r) // ends at EOF, or at the read deadline set by drain
 }

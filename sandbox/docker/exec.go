@@ -69,8 +69,8 @@ func (e *Executor) Exec(ctx context.Context, c sandbox.Cmd) (sandbox.Result, err
 	p := &call{
 		e:      e,
 		cmd:    exec.Command(e.runtime, args...),
-		stdout: newCapture(e.maxOutput),
-		stderr: newCapture(e.maxOutput),
+		stdout: sandbox.NewCapWriter(e.maxOutput),
+		stderr: sandbox.NewCapWriter(e.maxOutput),
 		pidc:   make(chan int, 1),
 		done:   make(chan struct{}),
 	}
@@ -145,7 +145,7 @@ type call struct {
 	e              *Executor
 	cmd            *exec.Cmd
 	ctl            io.WriteCloser // the watcher's control pipe
-	stdout, stderr *capture
+	stdout, stderr *sandbox.CapWriter
 	frame          *frame
 	pidc           chan int
 	pid            int // the wrapper's pid in the container, once known

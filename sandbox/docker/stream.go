@@ -2,11 +2,8 @@ package docker
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 )
 
 // frame takes the wrapper's stderr apart: a header line "NONCE PID\n" the
@@ -226,95 +223,4 @@ func allDigits(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// capture keeps the first and the last bytes written to it, at most max in
-// all, and counts every byte. Memory stays bounded however much is written.
-// It is written by one goroutine and read after that goroutine is done.
-// (It works like sandbox's unexported capWriter, with the same marker.)
-type capture struct {
-	headMax, tailMax int
-	head, tail       []byte // tail is a ring once full; pos is its oldest byte
-	pos              int
-	n                int64
-}
-
-func newCapture(max int) *capture {
-	if max <= 0 {
-		max = 64 << 10
-	}
-	return &capture{headMax: max / 2, tailMax: max - max/2}
-}
-
-// Write never fails.
-func (c *capture) Write(p []byte) (int, error) {
-	c.n += int64(len(p))
-	n := len(p)
-	if room := c.headMax - len(c.head); room > 0 {
-		k := min(room, len(p))
-		c.head = append(c.head, p[:k]...)
-		p = p[k:]
-	}
-	for len(p) > 0 && c.tailMax > 0 {
-		if len(p) >= c.tailMax {
-			c.tail = append(c.tail[:0], p[len(p)-c.tailMax:]...)
-			c.pos = 0
-			break
-		}
-		if room := c.tailMax - len(c.tail); room > 0 {
-			k := min(room, len(p))
-			c.tail = append(c.tail, p[:k]...)
-			p = p[k:]
-			continue
-		}
-		k := copy(c.tail[c.pos:], p)
-		c.pos = (c.pos + k) % c.tailMax
-		p = p[k:]
-	}
-	return n, nil
-}
-
-// String returns everything written when it fit, else the head, a line
-// "[… N bytes cut …]" and the tail; a character split by a cut is dropped
-// whole, so UTF-8 text stays valid.
-func (c *capture) String() string {
-	tail := append(append([]byte{}, c.tail[c.pos:]...), c.tail[:c.pos]...)
-	if c.n <= int64(len(c.head)+len(tail)) {
-		return string(c.head) + string(tail)
-	}
-	h, t := trimHead(c.head), trimTail(tail)
-	var b strings.Builder
-	b.Write(h)
-	fmt.Fprintf(&b, "\n[… %d bytes cut …]\n", c.n-int64(len(h)+len(t)))
-	b.Write(t)
-	return b.String()
-}
-
-// Len returns how many bytes were written in all.
-func (c *capture) Len() int64 { return c.n }
-
-// trimHead drops an incomplete UTF-8 sequence from the end of b.
-func trimHead(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			break
-		}
-	}
-	return b
-}
-
-// trimTail drops continuation bytes (at most three) from the start of b.
-func trimTail(b []byte) []byte {
-	for i := 0; i < len(b) && i < utf8.UTFMax; i++ {
-		if utf8.RuneStart(b[i]) {
-			return b[i:]
-		}
-	}
-	if len(b) < utf8.UTFMax {
-		return b[len(b):]
-	}
-	return b
 }

@@ -3,9 +3,7 @@ package docker
 import (
 	"bytes"
 	"fmt"
-	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 const testNonce = "0123abcd"
@@ -149,79 +147,6 @@ func FuzzFrameChunks(f *testing.F) {
 		lost := len(data) - len(whole)
 		if pid == 0 && !ok && lost != 0 {
 			t.Fatalf("no header, no trailer, yet %d bytes lost: %q -> %q", lost, data, whole)
-		}
-	})
-}
-
-func TestCapture(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		name   string
-		max    int
-		chunks []string
-		want   string
-	}{
-		{"empty", 10, nil, ""},
-		{"fits in head", 10, []string{"abc"}, "abc"},
-		{"exactly max", 10, []string{"0123456789"}, "0123456789"},
-		{"fits in pieces", 10, []string{"01", "234", "56789"}, "0123456789"},
-		{"one byte over", 10, []string{"0123456789x"}, "01234\n[… 1 bytes cut …]\n6789x"},
-		{"ring wraps", 10, []string{"01234", "abc", "def", "ghi", "jk"}, "01234\n[… 6 bytes cut …]\nghijk"},
-		{"ring wraps bytewise", 4, strings.Split("abcdefghij", ""), "ab\n[… 6 bytes cut …]\nij"},
-		{"big single write", 10, []string{strings.Repeat("-", 5) + strings.Repeat("=", 100) + "TAIL!"}, "-----\n[… 100 bytes cut …]\nTAIL!"},
-		{"odd max", 5, []string{"abcdefgh"}, "ab\n[… 3 bytes cut …]\nfgh"},
-		{"max one", 1, []string{"abc"}, "\n[… 2 bytes cut …]\nc"},
-		{"utf8 head split", 6, []string{"ab漢xyz", "0123"}, "ab\n[… 7 bytes cut …]\n123"},
-		{"utf8 tail split", 6, []string{"abc", "0123漢z"}, "abc\n[… 7 bytes cut …]\nz"},
-		{"utf8 whole kept", 8, []string{"ééxxxxxxxxéé"}, "éé\n[… 8 bytes cut …]\néé"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			w := newCapture(c.max)
-			var total int
-			for _, ch := range c.chunks {
-				if n, err := w.Write([]byte(ch)); n != len(ch) || err != nil {
-					t.Fatalf("Write(%q) = %d, %v", ch, n, err)
-				}
-				total += len(ch)
-			}
-			if got := w.String(); got != c.want {
-				t.Errorf("String() = %q, want %q", got, c.want)
-			}
-			if w.Len() != int64(total) {
-				t.Errorf("Len() = %d, want %d", w.Len(), total)
-			}
-		})
-	}
-}
-
-// FuzzCapture: the capture keeps the head and the tail of what was written,
-// whatever the writes, and its text is valid UTF-8 when the input is.
-func FuzzCapture(f *testing.F) {
-	f.Add("hello, world", uint8(5), uint8(3))
-	f.Add("ééé漢漢漢xyz", uint8(7), uint8(2))
-	f.Fuzz(func(t *testing.T, s string, max, step uint8) {
-		m := int(max)%64 + 1
-		st := int(step)%16 + 1
-		w := newCapture(m)
-		for i := 0; i < len(s); i += st {
-			_, _ = w.Write([]byte(s[i:min(i+st, len(s))]))
-		}
-		got := w.String()
-		if len(s) <= m {
-			if got != s {
-				t.Fatalf("%q fits in %d but came back as %q", s, m, got)
-			}
-			return
-		}
-		// What a capture without a ring would keep.
-		h, tl := trimHead([]byte(s[:m/2])), trimTail([]byte(s[len(s)-(m-m/2):]))
-		want := fmt.Sprintf("%s\n[… %d bytes cut …]\n%s", h, len(s)-len(h)-len(tl), tl)
-		if got != want {
-			t.Fatalf("%q cut to %d in writes of %d: got %q, want %q", s, m, st, got, want)
-		}
-		if utf8.ValidString(s) && !utf8.ValidString(got) {
-			t.Fatalf("valid %q became invalid %q", s, got)
 		}
 	})
 }
