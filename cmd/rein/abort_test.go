@@ -151,3 +151,54 @@ func BenchmarkAbortSignal(b *testing.B) {
 	b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "max-ms")
 }
+
+// --rollback-on-abort undoes the aborted session's file changes unasked;
+// without it, and with no terminal, they are kept and rein says how to undo.
+func TestRollbackOnAbort(t *testing.T) {
+	backend := "landlock"
+	if _, err := sandbox.LandlockStatus(); err != nil {
+		backend = "none"
+	}
+	for _, unasked := range []bool{true, false} {
+		dir := t.TempDir()
+		t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+		t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+		work := filepath.Join(dir, "work")
+		writeFile(t, filepath.Join(work, "a.txt"), "original\n")
+		script := filepath.Join(dir, "s.json")
+		writeFile(t, script, `{"turns":[
+		 {"text":"w","calls":[{"tool":"write_file","args":{"path":"a.txt","content":"changed\n"}}]},
+		 {"text":"n","calls":[{"tool":"write_file","args":{"path":"new.txt","content":"new\n"}}]},
+		 {"text":"s","calls":[{"tool":"run_bash","args":{"command":"touch started && exec sleep 30"}}]},
+		 {"text":"done"}]}`)
+		ctx, cancel := context.WithCancel(t.Context())
+		go func() {
+			for {
+				if _, err := os.Stat(filepath.Join(work, "started")); err == nil {
+					cancel()
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		args := []string{"run", "--model", "scripted:" + script, "--workdir", work, "--mode", "bypass", "--sandbox", backend,
+			"--tools", "write_file,run_bash", "--audit-dir", filepath.Join(dir, "audit"), "Change things."}
+		if unasked {
+			args = append(args[:1], append([]string{"--rollback-on-abort"}, args[1:]...)...)
+		}
+		var out, errOut bytes.Buffer
+		code := run(ctx, args, env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut})
+		cancel()
+		if code != exitAborted {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+		a, _ := os.ReadFile(filepath.Join(work, "a.txt"))
+		_, newErr := os.Stat(filepath.Join(work, "new.txt"))
+		switch {
+		case unasked && (string(a) != "original\n" || newErr == nil):
+			t.Fatalf("--rollback-on-abort: a.txt %q, new.txt kept: %v\n%s", a, newErr == nil, errOut.String())
+		case !unasked && (string(a) != "changed\n" || newErr != nil || !strings.Contains(out.String(), "undo with: rein rollback")):
+			t.Fatalf("without the flag the changes must stay and rein must say how to undo them: a.txt %q\n%s", a, out.String())
+		}
+	}
+}
