@@ -85,6 +85,13 @@ type Config struct {
 	// it: the task as the user's input, each tool result as data (the audit
 	// log keeps the raw text).
 	Intake Intake
+	// Provenance, when set, is told where every text that enters the
+	// context came from: the task (and later user messages) as trusted,
+	// each tool result as untrusted, under the tool's name (flow.Ledger).
+	// It gets the text as the model will read it, redacted and capped, and
+	// not wrapped. Refusals and rein's own notices are not told: they are
+	// rein's words, not a source's.
+	Provenance Provenance
 	// Snapshots, when set, saves the files a call may change (tool.Changer)
 	// before it runs, for rollback. A call whose files cannot be saved does
 	// not run.
@@ -95,6 +102,12 @@ type Config struct {
 type Intake interface {
 	Task(task string) string
 	Result(tool, content string) string
+}
+
+// Provenance records where the texts that enter the context came from.
+type Provenance interface {
+	Trusted(text string)
+	Untrusted(source, text string)
 }
 
 // Snapshotter saves the current state of a file in the work dir, before a

@@ -18,6 +18,9 @@ import (
 // ErrWallTime is the cause of a run's context when its wall-time cap passes.
 var ErrWallTime = errors.New("wall-time budget exceeded")
 
+// refusedPrefix starts the result of a call the gates refused.
+const refusedPrefix = "Refused: "
+
 // errStop carries a stop reason and its cause out of a step.
 type errStop struct {
 	reason StopReason
@@ -45,6 +48,9 @@ func (l *Loop) Run(ctx context.Context, task string) Result {
 	}
 	if l.cfg.Redact != nil {
 		task = l.cfg.Redact(task)
+	}
+	if l.cfg.Provenance != nil {
+		l.cfg.Provenance.Trusted(task)
 	}
 	shown := task
 	if l.cfg.Intake != nil {
@@ -228,7 +234,7 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 		if s := r.ctxStop(); s != nil { // an approval cut short by an abort
 			return model.ToolResult{}, s
 		}
-		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: "Refused: " + v.ForModel(), IsError: true}, nil
+		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: refusedPrefix + v.ForModel(), IsError: true}, nil
 	}
 
 	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, "", "", ""
@@ -279,6 +285,9 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 		max = DefaultMaxResultBytes
 	}
 	res.Content = capResult(res.Content, max)
+	if r.l.cfg.Provenance != nil {
+		r.l.cfg.Provenance.Untrusted(c.Name, res.Content)
+	}
 	if r.l.cfg.Intake != nil {
 		res.Content = r.l.cfg.Intake.Result(c.Name, res.Content)
 	}

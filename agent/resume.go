@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"strings"
 
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
@@ -44,6 +45,7 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 		msgs:  append([]model.Message(nil), st.Messages...),
 		res:   Result{Refusals: map[string]int{}},
 	}
+	r.replay(st)
 	stop := r.record(audit.Record{Type: audit.Resume, Reason: st.Note, Steps: st.Used.Steps, ToolCalls: st.Used.ToolCalls})
 	if stop == nil && (len(st.Settled) > 0 || len(st.Pending) > 0) {
 		results := make([]model.Block, 0, len(st.Settled)+len(st.Pending))
@@ -67,4 +69,33 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 		stop = r.step()
 	}
 	return r.finish(stop)
+}
+
+// replay tells the Provenance what entered the context before: the task
+// and the user's later messages (a user message that starts with text) as
+// trusted, every tool result that is not a refusal as untrusted. A
+// conversation's next turn (a Resume with the user's new message last)
+// makes that message trusted this way.
+func (r *run) replay(st State) {
+	p := r.l.cfg.Provenance
+	if p == nil {
+		return
+	}
+	for _, m := range st.Messages {
+		for i, b := range m.Blocks {
+			switch {
+			case i == 0 && m.Role == model.RoleUser && b.Kind == model.KindText:
+				// The task, or a later message of the user's. Other text
+				// blocks (a compaction's summary) are rein's, not the user's.
+				p.Trusted(b.Text)
+			case b.Kind == model.KindToolResult && b.Result != nil && !strings.HasPrefix(b.Result.Content, refusedPrefix):
+				p.Untrusted(b.Result.Name, b.Result.Content)
+			}
+		}
+	}
+	for _, s := range st.Settled {
+		if !strings.HasPrefix(s.Content, refusedPrefix) {
+			p.Untrusted(s.Name, s.Content)
+		}
+	}
 }

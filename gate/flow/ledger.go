@@ -1,0 +1,194 @@
+package flow
+
+import (
+	"math/big"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/reinhq/rein/internal/numread"
+)
+
+// Window is the length, in bytes of compacted text, of the pieces a long
+// value is matched by (eight characters of ASCII text).
+const Window = 8
+
+// minToken is the shortest short value judged: shorter ones (one or two
+// characters) say too little to be traced to a source.
+const minToken = 3
+
+// Ledger remembers what entered the context, by trust. Safe for concurrent
+// use. Texts are normalized once, when they are recorded, and indexed, so a
+// check costs time in the length of the value judged, not of the texts.
+//
+// What is kept of a text: the windows of its compacted form (every run of
+// Window bytes), its tokens, and the numbers written in it. The texts themselves are not kept, so a verdict cannot quote them.
+type Ledger struct {
+	mu sync.RWMutex
+
+	sources []string         // untrusted sources, in the order first seen
+	srcIdx  map[string]int32 // source -> index in sources
+
+	untrusted side[int32] // window, token, number -> the first source that brought it
+	trusted   side[struct{}]
+	// trustedText is every trusted text compacted, NUL-separated: a short
+	// value the user wrote inside a longer word is still the user's.
+	trustedText strings.Builder
+}
+
+// side is the index of one trust level.
+type side[V any] struct {
+	windows map[uint64]V
+	tokens  map[string]V
+	numbers map[string]V // big.Rat.RatString of each reading
+}
+
+func newSide[V any]() side[V] {
+	return side[V]{windows: map[uint64]V{}, tokens: map[string]V{}, numbers: map[string]V{}}
+}
+
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger {
+	return &Ledger{srcIdx: map[string]int32{}, untrusted: newSide[int32](), trusted: newSide[struct{}]()}
+}
+
+// Trusted records the user's words: the task, the user's replies.
+func (l *Ledger) Trusted(text string) {
+	n := index(text)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, w := range n.windows {
+		l.trusted.windows[w] = struct{}{}
+	}
+	for _, t := range n.tokens {
+		l.trusted.tokens[t] = struct{}{}
+	}
+	for _, v := range n.numbers {
+		l.trusted.numbers[v] = struct{}{}
+	}
+	l.trustedText.WriteString(n.compact)
+	l.trustedText.WriteByte(0)
+}
+
+// Untrusted records text from a source the user does not vouch for: a tool
+// result (source is the tool's name), an external document.
+func (l *Ledger) Untrusted(source, text string) {
+	n := index(text)
+	if len(n.windows) == 0 && len(n.tokens) == 0 && len(n.numbers) == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	src, ok := l.srcIdx[source]
+	if !ok {
+		src = int32(len(l.sources))
+		l.sources = append(l.sources, source)
+		l.srcIdx[source] = src
+	}
+	for _, w := range n.windows {
+		if _, seen := l.untrusted.windows[w]; !seen {
+			l.untrusted.windows[w] = src
+		}
+	}
+	for _, t := range n.tokens {
+		if _, seen := l.untrusted.tokens[t]; !seen {
+			l.untrusted.tokens[t] = src
+		}
+	}
+	for _, v := range n.numbers {
+		if _, seen := l.untrusted.numbers[v]; !seen {
+			l.untrusted.numbers[v] = src
+		}
+	}
+}
+
+// empty reports whether nothing untrusted was recorded.
+func (l *Ledger) empty() bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return len(l.sources) == 0
+}
+
+// indexed is one text, normalized and cut into what the ledger keeps.
+type indexed struct {
+	compact string
+	windows []uint64
+	tokens  []string
+	numbers []string
+}
+
+func index(text string) indexed {
+	d := Decode(text)
+	n := indexed{compact: Compact(d)}
+	n.windows = make([]uint64, 0, max(len(n.compact)-Window+1, 0))
+	for i := 0; i+Window <= len(n.compact); i++ {
+		n.windows = append(n.windows, window(n.compact, i))
+	}
+	Tokens(d, func(t string) {
+		if utf8.RuneCountInString(t) >= minToken {
+			n.tokens = append(n.tokens, t)
+		}
+	})
+	for _, v := range numread.NumbersIn(d) {
+		n.numbers = append(n.numbers, v.RatString())
+	}
+	return n
+}
+
+// window packs the Window bytes of s at i into a key.
+func window(s string, i int) uint64 {
+	_ = s[i+Window-1]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// origin returns the source of the first untrusted-only part of value,
+// following the matching rules in the package comment.
+func (l *Ledger) origin(value string) (string, bool) {
+	d := Decode(value)
+	c := Compact(d)
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if len(c) >= Window {
+		for i := 0; i+Window <= len(c); i++ {
+			w := window(c, i)
+			if src, ok := l.untrusted.windows[w]; ok {
+				if _, mine := l.trusted.windows[w]; !mine {
+					return l.sources[src], true
+				}
+			}
+		}
+		return "", false
+	}
+	src, found := "", false
+	Tokens(d, func(t string) {
+		if found || utf8.RuneCountInString(t) < minToken {
+			return
+		}
+		s, ok := l.untrusted.tokens[t]
+		if !ok {
+			return
+		}
+		if _, mine := l.trusted.tokens[t]; mine || strings.Contains(l.trustedText.String(), Compact(t)) {
+			return
+		}
+		src, found = l.sources[s], true
+	})
+	return src, found
+}
+
+// amountOrigin returns the source of an amount read as any of values that
+// untrusted text holds and trusted text does not.
+func (l *Ledger) amountOrigin(values []*big.Rat) (string, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, v := range values {
+		k := v.RatString()
+		if src, ok := l.untrusted.numbers[k]; ok {
+			if _, mine := l.trusted.numbers[k]; !mine {
+				return l.sources[src], true
+			}
+		}
+	}
+	return "", false
+}
