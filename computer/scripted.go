@@ -1,0 +1,140 @@
+package computer
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/draw"
+	"image/png"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/reinhq/rein/internal/jsonx"
+	"github.com/reinhq/rein/model"
+)
+
+// Script is a scripted vision model's script: the actions it takes, in
+// order, whatever the screen shows. The format is in docs/computer-use.md.
+type Script struct {
+	Steps []ScriptStep `json:"steps"`
+}
+
+// ScriptStep is one decision of a script: the action's fields, an
+// optional reason and optional usage to report.
+type ScriptStep struct {
+	Action  Kind         `json:"action"`
+	X       int          `json:"x,omitempty"`
+	Y       int          `json:"y,omitempty"`
+	Text    string       `json:"text,omitempty"`
+	DY      int          `json:"dy,omitempty"`
+	Name    string       `json:"name,omitempty"`
+	Summary string       `json:"summary,omitempty"`
+	Why     string       `json:"why,omitempty"`
+	Usage   *model.Usage `json:"usage,omitempty"`
+}
+
+// ParseScript decodes a script strictly: unknown fields, an unknown action
+// or an empty script are errors that say where.
+func ParseScript(data []byte) (*Script, error) {
+	var s Script
+	if err := jsonx.DecodeStrict(data, &s); err != nil {
+		return nil, fmt.Errorf("computer script: %w", err)
+	}
+	if len(s.Steps) == 0 {
+		return nil, errors.New("computer script: no steps: give at least one action")
+	}
+	for i, st := range s.Steps {
+		a := st.action()
+		if err := a.Validate(1<<20, 1<<20); err != nil {
+			return nil, fmt.Errorf("computer script: step %d: %w", i+1, err)
+		}
+	}
+	return &s, nil
+}
+
+func (st ScriptStep) action() Action {
+	return Action{Kind: st.Action, X: st.X, Y: st.Y, Text: st.Text, DY: st.DY, Name: st.Name, Summary: st.Summary}
+}
+
+// Scripted is a Model that plays a Script: step i answers decision i. After
+// the last step it answers done("the script ended"). Usage, when a step
+// gives none, is an estimate: the request's text at four characters a
+// token plus the screenshot at width×height/750 tokens (Anthropic's rule
+// for images), and the action's JSON for output.
+type Scripted struct {
+	mu     sync.Mutex
+	script *Script
+	next   int
+}
+
+// NewScripted returns a model that plays s.
+func NewScripted(s *Script) *Scripted { return &Scripted{script: s} }
+
+var _ Model = (*Scripted)(nil)
+
+// Decide returns the script's next action.
+func (m *Scripted) Decide(ctx context.Context, req *Request) (*Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
+	m.mu.Lock()
+	i := m.next
+	m.next++
+	m.mu.Unlock()
+	st := ScriptStep{Action: Done, Summary: "the script ended"}
+	if i < len(m.script.Steps) {
+		st = m.script.Steps[i]
+	}
+	resp := &Response{Action: st.action(), Reason: st.Why}
+	if st.Usage != nil {
+		resp.Usage = *st.Usage
+	} else {
+		resp.Usage = EstimateUsage(req, resp.Action)
+	}
+	return resp, nil
+}
+
+// EstimateUsage estimates the tokens of one decision.
+func EstimateUsage(req *Request, a Action) model.Usage {
+	n := utf8.RuneCountInString(req.System) + utf8.RuneCountInString(req.Task)
+	for _, t := range req.History {
+		n += utf8.RuneCount(mustJSON(t))
+	}
+	in := int64((n+model.CharsPerToken-1)/model.CharsPerToken) + int64(req.Screen.Width*req.Screen.Height/750)
+	out := int64((len(mustJSON(a)) + model.CharsPerToken - 1) / model.CharsPerToken)
+	return model.Usage{Input: in, Output: out}
+}
+
+// PixelHash is the SHA-256 of a PNG's pixels (as 8-bit RGBA) and size: two
+// screenshots of the same screen hash the same even when their encoders
+// chose different compression.
+func PixelHash(pngData []byte) (string, error) {
+	img, err := png.Decode(bytes.NewReader(pngData))
+	if err != nil {
+		return "", fmt.Errorf("decode PNG: %w", err)
+	}
+	var pix []byte
+	switch im := img.(type) {
+	case *image.RGBA:
+		pix = im.Pix
+	case *image.NRGBA:
+		pix = im.Pix
+	default:
+		rgba := image.NewRGBA(img.Bounds())
+		draw.Draw(rgba, rgba.Bounds(), img, img.Bounds().Min, draw.Src)
+		pix = rgba.Pix
+	}
+	h := sha256.New()
+	b := img.Bounds()
+	fmt.Fprintf(h, "%d×%d\n", b.Dx(), b.Dy())
+	h.Write(pix)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// MarshalScript encodes a script (for tools that write scripts).
+func MarshalScript(s *Script) ([]byte, error) { return json.MarshalIndent(s, "", "  ") }

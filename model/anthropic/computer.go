@@ -1,0 +1,294 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"net/http"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/reinhq/rein/computer"
+	"github.com/reinhq/rein/model"
+)
+
+// The computer-use tool rein offers: Anthropic's computer_20250124 beta.
+const (
+	ComputerToolType = "computer_20250124"
+	ComputerBeta     = "computer-use-2025-01-24"
+	computerToolName = "computer"
+)
+
+// The largest screenshot sent to the model; bigger screens are scaled down
+// to fit, keeping the aspect, and the model's coordinates scaled back.
+// Anthropic's computer-use guidance: at most about 1.15 megapixels, and
+// XGA/WXGA-sized images work best.
+const (
+	MaxScreenWidth  = 1280
+	MaxScreenHeight = 800
+)
+
+// Computer is a computer.Model backed by Anthropic's computer-use tool. The
+// conversation is rebuilt on every call from the computer loop's request:
+// the task, each earlier action as a tool_use of the computer tool with
+// rein's observation as its result, and the current screenshot (scaled)
+// in the last result. Only the current screenshot is sent; earlier ones
+// are described by the observations.
+type Computer struct {
+	m *Model
+}
+
+var _ computer.Model = (*Computer)(nil)
+
+// Computer returns the computer-use model over the same client and model name.
+func (m *Model) Computer() *Computer { return &Computer{m: m} }
+
+// Decide asks the model for the next action.
+func (c *Computer) Decide(ctx context.Context, req *computer.Request) (*computer.Response, error) {
+	if req == nil {
+		return nil, fmt.Errorf("%w: no request", ErrBadRequest)
+	}
+	shot, w, h, err := scaleScreenshot(req.Screen)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	body, err := c.body(req, shot, w, h)
+	if err != nil {
+		return nil, err
+	}
+	tries := 0
+	count := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		tries++
+		return next(r)
+	})
+	head := anthropic.MessageNewParams{Model: anthropic.Model(c.m.name), MaxTokens: c.m.maxTokens}
+	msg, err := c.m.client.Messages.New(ctx, head, count,
+		option.WithHeader("anthropic-beta", ComputerBeta),
+		option.WithRequestBody("application/json", body))
+	if err != nil {
+		return nil, c.m.callError(ctx, err, tries)
+	}
+	return mapComputerResponse(msg, req.Screen.Width, req.Screen.Height, w, h)
+}
+
+type cuBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   []cuBlock       `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+	Source    *cuImage        `json:"source,omitempty"`
+}
+
+type cuImage struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+type cuMessage struct {
+	Role    string    `json:"role"`
+	Content []cuBlock `json:"content"`
+}
+
+func (c *Computer) body(req *computer.Request, shot []byte, w, h int) ([]byte, error) {
+	img := cuBlock{Type: "image", Source: &cuImage{Type: "base64", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(shot)}}
+	msgs := []cuMessage{{Role: "user", Content: []cuBlock{{Type: "text", Text: req.Task}}}}
+	sx, sy := float64(w)/float64(max(1, req.Screen.Width)), float64(h)/float64(max(1, req.Screen.Height))
+	for i, t := range req.History {
+		id := fmt.Sprintf("toolu_rein_%d", i+1)
+		input, err := json.Marshal(toWire(t.Action, sx, sy))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		}
+		msgs = append(msgs, cuMessage{Role: "assistant", Content: []cuBlock{{Type: "tool_use", ID: id, Name: computerToolName, Input: input}}})
+		res := cuBlock{Type: "tool_result", ToolUseID: id, Content: []cuBlock{{Type: "text", Text: t.Observation}},
+			IsError: strings.HasPrefix(t.Observation, "refused") || strings.HasPrefix(t.Observation, "the action failed")}
+		msgs = append(msgs, cuMessage{Role: "user", Content: []cuBlock{res}})
+	}
+	last := &msgs[len(msgs)-1]
+	if len(req.History) == 0 {
+		last.Content = append(last.Content, img)
+	} else {
+		last.Content[len(last.Content)-1].Content = append(last.Content[len(last.Content)-1].Content, img)
+	}
+	return json.Marshal(map[string]any{
+		"model":      c.m.name,
+		"max_tokens": c.m.maxTokens,
+		"system":     req.System,
+		"messages":   msgs,
+		"tools": []map[string]any{{
+			"type": ComputerToolType, "name": computerToolName,
+			"display_width_px": w, "display_height_px": h,
+		}},
+	})
+}
+
+// The key names of the computer-use tool (xdotool's) and rein's.
+var toReinKey = map[string]string{
+	"return": "Enter", "enter": "Enter", "kp_enter": "Enter", "tab": "Tab", "escape": "Escape", "esc": "Escape",
+	"backspace": "Backspace", "delete": "Delete", "space": "Space", "up": "ArrowUp", "down": "ArrowDown",
+	"left": "ArrowLeft", "right": "ArrowRight", "page_up": "PageUp", "prior": "PageUp", "page_down": "PageDown",
+	"next": "PageDown", "home": "Home", "end": "End",
+}
+
+var toWireKey = map[string]string{
+	"Enter": "Return", "Tab": "Tab", "Escape": "Escape", "Backspace": "BackSpace", "Delete": "Delete",
+	"Space": "space", "ArrowUp": "Up", "ArrowDown": "Down", "ArrowLeft": "Left", "ArrowRight": "Right",
+	"PageUp": "Page_Up", "PageDown": "Page_Down", "Home": "Home", "End": "End",
+}
+
+// scrollStep is the pixels of one scroll_amount unit.
+const scrollStep = 100
+
+type wireAction struct {
+	Action          string `json:"action"`
+	Coordinate      []int  `json:"coordinate,omitempty"`
+	Text            string `json:"text,omitempty"`
+	ScrollDirection string `json:"scroll_direction,omitempty"`
+	ScrollAmount    int    `json:"scroll_amount,omitempty"`
+	Duration        int    `json:"duration,omitempty"`
+}
+
+func toWire(a computer.Action, sx, sy float64) wireAction {
+	switch a.Kind {
+	case computer.Click:
+		return wireAction{Action: "left_click", Coordinate: []int{int(float64(a.X) * sx), int(float64(a.Y) * sy)}}
+	case computer.Type:
+		return wireAction{Action: "type", Text: a.Text}
+	case computer.Key:
+		k := toWireKey[a.Name]
+		if k == "" {
+			k = a.Name
+		}
+		return wireAction{Action: "key", Text: k}
+	case computer.Scroll:
+		dir, n := "down", a.DY
+		if n < 0 {
+			dir, n = "up", -n
+		}
+		return wireAction{Action: "scroll", ScrollDirection: dir, ScrollAmount: max(1, n/scrollStep)}
+	}
+	return wireAction{Action: "wait", Duration: 1}
+}
+
+// mapComputerResponse turns the model's tool_use of the computer tool into
+// one action, its coordinates scaled from the w×h image it saw back to the
+// screen's sw×sh. No tool_use means the model is done.
+func mapComputerResponse(msg *anthropic.Message, sw, sh, w, h int) (*computer.Response, error) {
+	if msg == nil {
+		return nil, fmt.Errorf("%w: no message", ErrBadResponse)
+	}
+	resp := &computer.Response{Usage: model.Usage{
+		Input: max(0, msg.Usage.InputTokens), Output: max(0, msg.Usage.OutputTokens),
+		CacheRead: max(0, msg.Usage.CacheReadInputTokens), CacheWrite: max(0, msg.Usage.CacheCreationInputTokens),
+	}}
+	var text strings.Builder
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "tool_use":
+			if b.Name != computerToolName {
+				return nil, fmt.Errorf("%w: the model called tool %q; only %q is offered", ErrBadResponse, b.Name, computerToolName)
+			}
+			var wa wireAction
+			if err := json.Unmarshal(b.Input, &wa); err != nil {
+				return nil, fmt.Errorf("%w: computer tool input: %v", ErrBadResponse, err)
+			}
+			a, err := fromWire(wa, sw, sh, w, h)
+			if err != nil {
+				return nil, err
+			}
+			resp.Action, resp.Reason = a, strings.TrimSpace(text.String())
+			return resp, nil
+		}
+	}
+	resp.Action = computer.Action{Kind: computer.Done, Summary: strings.TrimSpace(text.String())}
+	return resp, nil
+}
+
+func fromWire(wa wireAction, sw, sh, w, h int) (computer.Action, error) {
+	point := func() (int, int, error) {
+		if len(wa.Coordinate) != 2 {
+			return 0, 0, fmt.Errorf("%w: %s needs a coordinate [x, y]", ErrBadResponse, wa.Action)
+		}
+		return wa.Coordinate[0] * sw / max(1, w), wa.Coordinate[1] * sh / max(1, h), nil
+	}
+	switch wa.Action {
+	case "left_click":
+		x, y, err := point()
+		return computer.Action{Kind: computer.Click, X: x, Y: y}, err
+	case "type":
+		return computer.Action{Kind: computer.Type, Text: wa.Text}, nil
+	case "key":
+		name := toReinKey[strings.ToLower(wa.Text)]
+		if name == "" {
+			name = wa.Text // not a key rein presses: validation tells the model
+		}
+		return computer.Action{Kind: computer.Key, Name: name}, nil
+	case "scroll":
+		dy := max(1, wa.ScrollAmount) * scrollStep * sh / max(1, h)
+		switch wa.ScrollDirection {
+		case "up":
+			dy = -dy
+		case "down":
+		default:
+			return computer.Action{}, fmt.Errorf("%w: scroll %q: rein scrolls up or down only", ErrBadResponse, wa.ScrollDirection)
+		}
+		return computer.Action{Kind: computer.Scroll, DY: dy}, nil
+	case "wait", "screenshot", "mouse_move", "cursor_position":
+		// Nothing to do: the loop takes a new screenshot after every step.
+		return computer.Action{Kind: computer.Wait}, nil
+	}
+	// double_click, drag, right_click, ...: rein offers no such action. An
+	// unknown kind goes to the loop, whose validation refuses it and tells
+	// the model which actions exist.
+	return computer.Action{Kind: computer.Kind(wa.Action)}, nil
+}
+
+// scaleScreenshot returns the PNG to send and its size: the screenshot as it
+// is when it fits MaxScreenWidth×MaxScreenHeight, else scaled down to fit
+// (box filter), keeping the aspect.
+func scaleScreenshot(s computer.Screenshot) ([]byte, int, int, error) {
+	if s.Width <= MaxScreenWidth && s.Height <= MaxScreenHeight {
+		return s.PNG, s.Width, s.Height, nil
+	}
+	src, err := png.Decode(bytes.NewReader(s.PNG))
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("decode the screenshot: %w", err)
+	}
+	f := min(float64(MaxScreenWidth)/float64(s.Width), float64(MaxScreenHeight)/float64(s.Height))
+	w, h := max(1, int(float64(s.Width)*f)), max(1, int(float64(s.Height)*f))
+	b := src.Bounds()
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		y0, y1 := b.Min.Y+y*b.Dy()/h, b.Min.Y+max((y+1)*b.Dy()/h, y*b.Dy()/h+1)
+		for x := range w {
+			x0, x1 := b.Min.X+x*b.Dx()/w, b.Min.X+max((x+1)*b.Dx()/w, x*b.Dx()/w+1)
+			var r, g, bl, a, n uint32
+			for yy := y0; yy < y1; yy++ {
+				for xx := x0; xx < x1; xx++ {
+					cr, cg, cb, ca := src.At(xx, yy).RGBA()
+					r, g, bl, a, n = r+cr, g+cg, bl+cb, a+ca, n+1
+				}
+			}
+			dst.Set(x, y, color.RGBA64{uint16(r / n), uint16(g / n), uint16(bl / n), uint16(a / n)})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, dst); err != nil {
+		return nil, 0, 0, fmt.Errorf("encode the scaled screenshot: %w", err)
+	}
+	return buf.Bytes(), w, h, nil
+}
