@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/internal/jsonx"
@@ -101,9 +102,13 @@ func (c *Call) parse() {
 		return
 	}
 	c.parsed = true
-	var v any
-	if err := json.Unmarshal(c.Args, &v); err != nil {
-		return // not one JSON value (trailing data included)
+	v, ok := parseFast(c.Args)
+	if !ok {
+		var slow any // apart from v, which would escape through &slow
+		if err := json.Unmarshal(c.Args, &slow); err != nil {
+			return // not one JSON value (trailing data included)
+		}
+		v = slow
 	}
 	c.value = v
 	c.fields, _ = v.(map[string]any)
@@ -139,6 +144,25 @@ func (c *Call) Role(name string) tool.Role {
 		return 0
 	}
 	return c.Tool.Spec().Roles[name]
+}
+
+// ArgsWith appends to dst the names of the arguments the call's tool marks
+// with role r, sorted, and returns the extended slice; nothing when the call
+// has no tool. Given spare capacity (var buf [4]string; c.ArgsWith(buf[:0],
+// r)), it allocates nothing, unlike tool.Spec.ArgsWith: gates call it on
+// every call.
+func (c *Call) ArgsWith(dst []string, r tool.Role) []string {
+	if c.Tool == nil {
+		return dst
+	}
+	start := len(dst)
+	for name, role := range c.Tool.Spec().Roles {
+		if role == r {
+			dst = append(dst, name)
+		}
+	}
+	slices.Sort(dst[start:])
+	return dst
 }
 
 // Gate is one check of the pipeline.

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -185,7 +186,8 @@ var ErrNotExist = errors.New("does not exist")
 type Func[A any] struct {
 	spec     Spec
 	schema   *schema.Schema
-	hasCheck bool // *A has a Check method
+	hasCheck bool    // *A has a Check method
+	fill     *filler // nil when A's fields cannot be set from a parsed value
 	run      func(ctx context.Context, args A) (string, error)
 	lookup   func(ctx context.Context, args A) error
 }
@@ -203,6 +205,7 @@ func New[A any](spec Spec, run func(ctx context.Context, args A) (string, error)
 	_, f.hasCheck = any(new(A)).(interface{ Check() error })
 	if len(spec.Schema) > 0 {
 		f.schema = schema.MustCompile(spec.Name, spec.Schema)
+		f.fill = newFiller(reflect.TypeFor[A](), f.schema)
 	}
 	return f
 }
@@ -225,20 +228,32 @@ func (f *Func[A]) Validate(args json.RawMessage) error {
 
 // ValidateValue is Validate for arguments the caller has parsed already.
 func (f *Func[A]) ValidateValue(args json.RawMessage, v any) (any, error) {
-	if _, ok := v.(map[string]any); !ok {
+	m, ok := v.(map[string]any)
+	if !ok {
 		return nil, f.Validate(args) // not an object: the full path says what it is
 	}
 	if f.schema != nil {
 		if err := f.schema.ValidateValue(v); err != nil {
 			return nil, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
 		}
-		if f.schema.Closed() && !f.hasCheck {
+		if f.schema.Closed() {
 			// Fields and types are the schema's; a typed decode would find
 			// nothing more than duplicate keys.
 			if err := jsonx.CheckKeys(args); err != nil {
 				return nil, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
 			}
-			return nil, nil
+			if !f.hasCheck {
+				return nil, nil
+			}
+			if f.fill != nil {
+				a := new(A)
+				if f.fill.fill(reflect.ValueOf(a).Elem(), m) {
+					if err := f.check(a); err != nil {
+						return nil, err
+					}
+					return a, nil
+				}
+			}
 		}
 	}
 	a, err := f.decodeTyped(args)
@@ -318,12 +333,17 @@ func (f *Func[A]) decodeTyped(args json.RawMessage) (A, error) {
 	} else if err := jsonx.DecodeStrict(args, &a); err != nil {
 		return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
 	}
-	if v, ok := any(&a).(interface{ Check() error }); ok {
+	return a, f.check(&a)
+}
+
+// check runs A's own Check, if it has one.
+func (f *Func[A]) check(a *A) error {
+	if v, ok := any(a).(interface{ Check() error }); ok {
 		if err := v.Check(); err != nil {
-			return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
+			return fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
 		}
 	}
-	return a, nil
+	return nil
 }
 
 // Registry is the set of tools a session knows, by name. It is immutable

@@ -39,47 +39,12 @@ type target struct {
 // a URL that cannot be parsed also wraps ErrBadURL. A nil p allows nothing
 // internal.
 func CheckURL(raw string, p *Policy) (*url.URL, error) {
-	if len(raw) > MaxURLLen {
-		return nil, malformed("the URL is longer than 4096 bytes")
-	}
-	for i := 0; i < len(raw); i++ {
-		if c := raw[i]; c <= ' ' || c == 0x7f || c == '\\' {
-			return nil, malformed("the URL contains spaces, control characters or backslashes")
-		}
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, malformed("the URL cannot be parsed")
-	}
-	scheme := strings.ToLower(u.Scheme)
-	switch {
-	case scheme != "http" && scheme != "https":
-		if scheme == "" {
-			return nil, malformed("the URL has no scheme: write it in full, starting with https://")
-		}
-		return nil, refuse("the scheme " + scheme + ": is not allowed, only http and https")
-	case u.Opaque != "" || u.Host == "":
-		return nil, malformed("the URL has no host: write it as " + scheme + "://host/path")
-	case u.User != nil:
-		return nil, refuse("the URL contains a user name or password")
-	case strings.ContainsRune(u.Host, '%'):
-		return nil, refuse("the host is percent-encoded or has a zone")
-	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if scheme == "https" {
-			port = "443"
-		}
-	} else if _, err := parsePort(port); err != nil {
-		return nil, malformed("the " + err.Error())
-	}
-	t, err := checkHost(u.Hostname(), port, p)
+	u, t, err := judge(raw, p)
 	if err != nil {
 		return nil, err
 	}
 	out := *u
-	out.Scheme = scheme
+	out.Scheme = strings.ToLower(u.Scheme)
 	out.Host = t.host
 	if t.addr.Is6() {
 		out.Host = "[" + t.host + "]"
@@ -88,6 +53,51 @@ func CheckURL(raw string, p *Policy) (*url.URL, error) {
 		out.Host += ":" + u.Port()
 	}
 	return &out, nil
+}
+
+// judge is CheckURL without the canonical copy: the URL as parsed and its
+// host in canonical form. The gate needs only the answer.
+func judge(raw string, p *Policy) (*url.URL, target, error) {
+	if len(raw) > MaxURLLen {
+		return nil, target{}, malformed("the URL is longer than 4096 bytes")
+	}
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; c <= ' ' || c == 0x7f || c == '\\' {
+			return nil, target{}, malformed("the URL contains spaces, control characters or backslashes")
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, target{}, malformed("the URL cannot be parsed")
+	}
+	scheme := strings.ToLower(u.Scheme)
+	switch {
+	case scheme != "http" && scheme != "https":
+		if scheme == "" {
+			return nil, target{}, malformed("the URL has no scheme: write it in full, starting with https://")
+		}
+		return nil, target{}, refuse("the scheme " + scheme + ": is not allowed, only http and https")
+	case u.Opaque != "" || u.Host == "":
+		return nil, target{}, malformed("the URL has no host: write it as " + scheme + "://host/path")
+	case u.User != nil:
+		return nil, target{}, refuse("the URL contains a user name or password")
+	case strings.ContainsRune(u.Host, '%'):
+		return nil, target{}, refuse("the host is percent-encoded or has a zone")
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if scheme == "https" {
+			port = "443"
+		}
+	} else if _, err := parsePort(port); err != nil {
+		return nil, target{}, malformed("the " + err.Error())
+	}
+	t, err := checkHost(u.Hostname(), port, p)
+	if err != nil {
+		return nil, target{}, err
+	}
+	return u, t, nil
 }
 
 // checkHost puts host in canonical form and refuses it when it is internal

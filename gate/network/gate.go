@@ -38,7 +38,8 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 			Reason: fmt.Sprintf("no tool named %q exists, so its URL arguments cannot be found", c.Name),
 			Hint:   fmt.Sprintf("There is no tool named %q. Use only the tools you were given.", c.Name)}
 	}
-	names := c.Tool.Spec().ArgsWith(tool.RoleURL)
+	var buf [4]string
+	names := c.ArgsWith(buf[:0], tool.RoleURL)
 	if len(names) == 0 {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "no URL arguments"}
 	}
@@ -57,7 +58,7 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 				Reason: fmt.Sprintf("argument %q is not a string, so it cannot be checked as a URL", name),
 				Hint:   fmt.Sprintf("The argument %q must be a URL written as a string. Fix it and call the tool again.", name)}
 		}
-		if _, err := CheckURL(raw, g.p); err != nil {
+		if _, _, err := judge(raw, g.p); err != nil {
 			return gate.Verdict{Decision: gate.Deny, Gate: Name,
 				Reason: fmt.Sprintf("argument %q, URL %q: %v", name, clip(raw, 200), err),
 				Hint:   Hint}

@@ -89,6 +89,7 @@ type Gate struct {
 	mode  Mode
 	rules []rule
 	sh    shell.Options
+	allow string // the reason of the mode's Allow, made once
 }
 
 var _ gate.Gate = (*Gate)(nil)
@@ -100,7 +101,7 @@ func NewGate(mode Mode, rules []Rule, sh shell.Options) (*Gate, error) {
 	if _, err := ParseMode(string(mode)); err != nil {
 		return nil, err
 	}
-	g := &Gate{mode: mode, sh: sh}
+	g := &Gate{mode: mode, sh: sh, allow: fmt.Sprintf("%s mode allows it", mode)}
 	for i, r := range rules {
 		cr, err := compile(r, sh)
 		if err != nil {
@@ -280,7 +281,7 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 	}
 	switch {
 	case spec.Effect == tool.ReadOnly || g.mode == Bypass:
-		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: fmt.Sprintf("%s mode allows it", g.mode)}
+		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: g.allow}
 	case g.mode == AcceptEdits && isEdit(spec):
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "accept-edits mode allows file edits inside the work dir"}
 	}

@@ -17,7 +17,7 @@ const Name = "shell"
 
 // Gate judges every command-role argument of a call with Analyze.
 type Gate struct {
-	o       Options
+	pr      prepared
 	parsers sync.Pool // *syntax.Parser; a parser is reused, never shared
 }
 
@@ -25,7 +25,7 @@ var _ gate.Gate = (*Gate)(nil)
 
 // NewGate returns the shell gate for commands run in o.WorkDir.
 func NewGate(o Options) *Gate {
-	g := &Gate{o: o}
+	g := &Gate{pr: prepare(o)}
 	g.parsers.New = func() any { return newParser() }
 	return g
 }
@@ -34,13 +34,14 @@ func NewGate(o Options) *Gate {
 func (g *Gate) Name() string { return Name }
 
 // Analyze judges one command line with a pooled parser.
-func (g *Gate) Analyze(src string) Analysis { return g.analyzeIn(src, "") }
+func (g *Gate) Analyze(src string) Analysis { return g.analyzeIn(src, "", true) }
 
-// analyzeIn judges a command line run in dir, relative to the work dir.
-func (g *Gate) analyzeIn(src, dir string) Analysis {
+// analyzeIn judges a command line run in dir, relative to the work dir;
+// commands says whether to list its simple commands.
+func (g *Gate) analyzeIn(src, dir string, commands bool) Analysis {
 	p := g.parsers.Get().(*syntax.Parser)
 	defer g.parsers.Put(p)
-	return analyzeWith(src, g.o, p, dir)
+	return analyzeWith(src, &g.pr, p, dir, commands)
 }
 
 // Check judges the call's command arguments. A call whose tool has no
@@ -51,14 +52,16 @@ func (g *Gate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 	if c.Tool == nil {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "no tool, so no command to check"}
 	}
-	names := c.Tool.Spec().ArgsWith(tool.RoleCommand)
+	var buf [4]string
+	names := c.ArgsWith(buf[:0], tool.RoleCommand)
 	if len(names) == 0 {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "the tool takes no command"}
 	}
 	v, _ := c.Value()
 	_, isObject := v.(map[string]any)
 	dir := ""
-	for _, n := range c.Tool.Spec().ArgsWith(tool.RoleDir) {
+	var dbuf [4]string
+	for _, n := range c.ArgsWith(dbuf[:0], tool.RoleDir) {
 		if d, ok := c.Str(n); ok && d != "" {
 			dir = d
 			break
@@ -80,8 +83,12 @@ func (g *Gate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 			}
 			continue
 		}
-		an := g.analyzeIn(src, dir)
-		all = append(all, an.Findings...)
+		an := g.analyzeIn(src, dir, false)
+		if all == nil {
+			all = an.Findings // the usual one command argument: no copy
+		} else {
+			all = append(all, an.Findings...)
+		}
 		if an.Err != nil && parseErr == nil {
 			parseErr = an.Err
 		}
@@ -107,7 +114,15 @@ func verdict(fs []Finding, err error) gate.Verdict {
 	if d == gate.Allow {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "no command is refused or needs a yes"}
 	}
+	// "rule: reason [command]; ...", sized first: one allocation.
+	n := 0
+	for _, f := range fs {
+		if f.Decision == d {
+			n += len(f.Rule) + len(f.Reason) + len(f.Command) + 7
+		}
+	}
 	var reason strings.Builder
+	reason.Grow(n)
 	for _, f := range fs {
 		if f.Decision != d {
 			continue
@@ -115,9 +130,13 @@ func verdict(fs []Finding, err error) gate.Verdict {
 		if reason.Len() > 0 {
 			reason.WriteString("; ")
 		}
-		fmt.Fprintf(&reason, "%s: %s", f.Rule, f.Reason)
+		reason.WriteString(f.Rule)
+		reason.WriteString(": ")
+		reason.WriteString(f.Reason)
 		if f.Command != "" {
-			fmt.Fprintf(&reason, " [%s]", f.Command)
+			reason.WriteString(" [")
+			reason.WriteString(f.Command)
+			reason.WriteString("]")
 		}
 	}
 	return gate.Verdict{Decision: d, Gate: Name, Reason: reason.String(), Hint: hint(fs, d, err)}
@@ -125,7 +144,8 @@ func verdict(fs []Finding, err error) gate.Verdict {
 
 // hint tells the model, in general terms, why the command was refused.
 func hint(fs []Finding, d gate.Decision, err error) string {
-	var whys []string
+	var whyBuf [16]string // more than there are reasons
+	whys := whyBuf[:0]
 	add := func(s string) {
 		if !contains(whys, s) {
 			whys = append(whys, s)
@@ -171,17 +191,31 @@ func hint(fs []Finding, d gate.Decision, err error) string {
 	if d == gate.Ask {
 		verb = "needs a human's approval"
 	}
+	const tail = ". Use a different approach that stays inside the working directory and does not need this; do not try to get around the check."
 	var b strings.Builder
+	n := len(tail) + 80
+	for _, w := range whys {
+		n += len(w) + 6
+	}
+	b.Grow(n)
 	if parse && err != nil {
-		fmt.Fprintf(&b, "This command %s because it is not valid shell syntax: %v. Fix the syntax and try again.", verb, err)
+		head := fmt.Sprintf("This command %s because it is not valid shell syntax: %v. Fix the syntax and try again.", verb, err)
 		if len(whys) == 0 {
-			return b.String()
+			return head
 		}
+		b.WriteString(head)
 		b.WriteString(" Also, ")
 	} else {
-		fmt.Fprintf(&b, "This command %s because ", verb)
+		b.WriteString("This command ")
+		b.WriteString(verb)
+		b.WriteString(" because ")
 	}
-	b.WriteString(strings.Join(whys, ", and "))
-	b.WriteString(". Use a different approach that stays inside the working directory and does not need this; do not try to get around the check.")
+	for i, w := range whys {
+		if i > 0 {
+			b.WriteString(", and ")
+		}
+		b.WriteString(w)
+	}
+	b.WriteString(tail)
 	return b.String()
 }

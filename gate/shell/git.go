@@ -381,7 +381,7 @@ func (a *analyzer) gitConfigParams(val arg, sc *scope, cmd string) {
 		a.deny("dynamic-command", "GIT_CONFIG_PARAMETERS is only known at run time", cmd)
 		return
 	}
-	f, err := a.p.Parse(strings.NewReader("x "+val.val), "")
+	f, err := a.parse("x " + val.val)
 	if err != nil || len(f.Stmts) != 1 {
 		a.deny("dynamic-command", "GIT_CONFIG_PARAMETERS cannot be read", cmd)
 		return

@@ -12,7 +12,9 @@ func (a *analyzer) simple(argv []arg, sc *scope, in *input, cmd string, checked 
 	if len(argv) == 0 || !a.tick() {
 		return
 	}
-	a.record(argv, sc)
+	if a.commands {
+		a.record(argv, sc)
+	}
 	if !checked {
 		for _, x := range argv {
 			if !a.netPath(x, cmd) {

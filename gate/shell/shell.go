@@ -108,16 +108,41 @@ func (a Analysis) Rules() []string {
 
 // Analyze parses src as bash and judges every command in it.
 func Analyze(src string, o Options) Analysis {
-	return analyzeWith(src, o, newParser(), "")
+	pr := prepare(o)
+	return analyzeWith(src, &pr, newParser(), "", true)
 }
 
 func newParser() *syntax.Parser {
 	return syntax.NewParser(syntax.Variant(syntax.LangBash))
 }
 
+// prepared is what every analysis under the same Options starts from,
+// worked out once.
+type prepared struct {
+	work, home string // cleaned WorkDir and Home, "" when unknown
+	start      dirs   // the work dir as the first working directory
+}
+
+func prepare(o Options) prepared {
+	var pr prepared
+	if o.WorkDir != "" && filepath.IsAbs(o.WorkDir) {
+		pr.work = filepath.Clean(o.WorkDir)
+	}
+	if o.Home != "" && filepath.IsAbs(o.Home) {
+		pr.home = filepath.Clean(o.Home)
+	}
+	pr.start = dirs{unknown: true}
+	if pr.work != "" {
+		pr.start = dirs{list: []string{pr.work}} // shared: dirs.list is never mutated in place
+	}
+	return pr
+}
+
 // analyzeWith judges src with a parser the caller owns, run in dir (relative
 // to the work dir; "" is the work dir); a panic inside the analysis denies.
-func analyzeWith(src string, o Options, p *syntax.Parser, dir string) (res Analysis) {
+// commands says whether to list the simple commands in the Analysis (the
+// gate, which reads only the findings, does without).
+func analyzeWith(src string, pr *prepared, p *syntax.Parser, dir string, commands bool) (res Analysis) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = Analysis{Decision: gate.Deny, Err: fmt.Errorf("shell analysis failed: %v", r),
@@ -125,26 +150,29 @@ func analyzeWith(src string, o Options, p *syntax.Parser, dir string) (res Analy
 					Reason: fmt.Sprintf("the analysis failed (%v), so the command is refused", r), Command: clip(src)}}}
 		}
 	}()
-	return analyzeIn(src, o, p, dir)
+	return analyzeIn(src, pr, p, dir, commands)
 }
 
 // analyze is analyzeWith without the recover, for the fuzzer.
-func analyze(src string, o Options, p *syntax.Parser) Analysis { return analyzeIn(src, o, p, "") }
+func analyze(src string, o Options, p *syntax.Parser) Analysis {
+	pr := prepare(o)
+	return analyzeIn(src, &pr, p, "", true)
+}
 
-func analyzeIn(src string, o Options, p *syntax.Parser, dir string) Analysis {
-	a := newAnalyzer(o, p)
+func analyzeIn(src string, pr *prepared, p *syntax.Parser, dir string, commands bool) Analysis {
+	a := &analyzer{p: p, work: pr.work, home: pr.home, homeVar: pr.home, start: pr.start, commands: commands}
 	if len(src) > MaxInput {
 		a.res.Err = fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(src), MaxInput)
 		a.deny("too-large", fmt.Sprintf("the command line is %d bytes, over the %d-byte limit", len(src), MaxInput), clip(src))
 		return a.finish()
 	}
-	f, err := p.Parse(strings.NewReader(src), "")
+	f, err := a.parse(src)
 	if err != nil {
 		a.res.Err = fmt.Errorf("parse: %w", err)
 		a.deny("parse-error", "the command line does not parse: "+err.Error(), clip(src))
 		return a.finish()
 	}
-	sc := &scope{src: src, cwd: a.startDir()}
+	sc := &scope{src: src, cwd: a.start}
 	if dir != "" {
 		a.cd([]arg{litArg("cd"), litArg(dir)}, sc)
 	}
@@ -160,37 +188,29 @@ type analyzer struct {
 	// assigns or unsets HOME, then "" (unknown).
 	homeVar string
 	p       *syntax.Parser
+	rd      strings.Reader // what p reads; reset for every parse
+	start   dirs           // where the line starts
 	res     Analysis
-	funcs   map[string]*funcInfo
-	scripts map[string]script // files written in this line, by absolute path
-	cdPath  bool              // CDPATH was set: relative cd targets may go anywhere
-	cdVars  bool              // cdable_vars may be on: cd targets may be variables
-	parses  int
-	nodes   int
-	limited bool
+	// commands says whether to record the simple commands in res.
+	commands bool
+	funcs    map[string]*funcInfo
+	scripts  map[string]script // files written in this line, by absolute path
+	cdPath   bool              // CDPATH was set: relative cd targets may go anywhere
+	cdVars   bool              // cdable_vars may be on: cd targets may be variables
+	parses   int
+	nodes    int
+	limited  bool
 }
 
 type funcInfo struct {
 	movesDir bool // the body changes the working directory
 }
 
-func newAnalyzer(o Options, p *syntax.Parser) *analyzer {
-	a := &analyzer{p: p}
-	if o.WorkDir != "" && filepath.IsAbs(o.WorkDir) {
-		a.work = filepath.Clean(o.WorkDir)
-	}
-	if o.Home != "" && filepath.IsAbs(o.Home) {
-		a.home = filepath.Clean(o.Home)
-	}
-	a.homeVar = a.home
-	return a
-}
-
-func (a *analyzer) startDir() dirs {
-	if a.work == "" {
-		return dirs{unknown: true}
-	}
-	return dirs{list: []string{a.work}}
+// parse parses text with the analyzer's parser. Parse reads all of its
+// input before it returns, so one reader serves every parse.
+func (a *analyzer) parse(text string) (*syntax.File, error) {
+	a.rd.Reset(text)
+	return a.p.Parse(&a.rd, "")
 }
 
 func (a *analyzer) finish() Analysis {
@@ -259,7 +279,7 @@ func (a *analyzer) nested(text string, sc *scope, via string, shared, soft bool,
 		a.deny("too-large", "a nested command string is over the size limit", cmd)
 		return
 	}
-	f, err := a.p.Parse(strings.NewReader(text), "")
+	f, err := a.parse(text)
 	if err != nil {
 		if !soft {
 			a.deny("parse-error", fmt.Sprintf("the command string run by %s does not parse: %v", via, err), cmd)

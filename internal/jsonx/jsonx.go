@@ -41,24 +41,31 @@ func CheckKeys(data []byte) error { return checkKeys(data) }
 // checked it), which lets this be a plain byte scan: it runs on every tool
 // call, and json.Decoder.Token would cost several times more.
 func checkKeys(data []byte) error {
+	// The keys of every open object, innermost last, in one slice; each
+	// level remembers where its keys start. Keys without escapes are
+	// sub-slices of data. Tool arguments are small and flat, so the
+	// buffers on the stack are usually all the memory this needs.
 	type level struct {
-		obj  bool
-		keys []string
+		obj   bool
+		start int // index of the level's first key in keys
 	}
-	var stack []level
+	var stackBuf [8]level
+	var keyBuf [16][]byte
+	stack, keys := stackBuf[:0], keyBuf[:0]
 	expectKey := false
 	for i := 0; i < len(data); {
 		switch data[i] {
 		case '{':
-			stack = append(stack, level{obj: true})
+			stack = append(stack, level{obj: true, start: len(keys)})
 			expectKey = true
 			i++
 		case '[':
-			stack = append(stack, level{})
+			stack = append(stack, level{start: len(keys)})
 			expectKey = false
 			i++
 		case '}', ']':
 			if len(stack) > 0 {
+				keys = keys[:stack[len(stack)-1].start]
 				stack = stack[:len(stack)-1]
 			}
 			expectKey = false
@@ -69,18 +76,20 @@ func checkKeys(data []byte) error {
 		case '"':
 			end := stringEnd(data, i)
 			if expectKey {
-				top := &stack[len(stack)-1]
-				k := unquote(data[i:end])
-				for _, prev := range top.keys {
-					if strings.EqualFold(prev, k) {
+				k := data[i+1 : end-1]
+				if bytes.IndexByte(k, '\\') >= 0 {
+					k = []byte(unquote(data[i:end]))
+				}
+				for _, prev := range keys[stack[len(stack)-1].start:] {
+					if bytes.EqualFold(prev, k) {
 						line, col := Position(data, int64(i))
-						if prev == k {
+						if bytes.Equal(prev, k) {
 							return fmt.Errorf("line %d, column %d: key %q appears twice in one object; keep one", line, col, k)
 						}
 						return fmt.Errorf("line %d, column %d: keys %q and %q name the same field; keep one", line, col, prev, k)
 					}
 				}
-				top.keys = append(top.keys, k)
+				keys = append(keys, k)
 				expectKey = false
 			}
 			i = end

@@ -25,6 +25,7 @@ type Schema struct {
 	name   string
 	sch    *jsonschema.Schema
 	closed bool
+	fast   *fast // nil when the schema uses keywords it does not implement
 }
 
 // Closed reports whether the schema is an object schema that forbids
@@ -55,7 +56,7 @@ func Compile(name string, raw []byte) (*Schema, error) {
 		Additional *bool `json:"additionalProperties"`
 	}
 	_ = json.Unmarshal(raw, &top) // it compiled: it is JSON
-	return &Schema{name: name, sch: sch, closed: top.Additional != nil && !*top.Additional}, nil
+	return &Schema{name: name, sch: sch, closed: top.Additional != nil && !*top.Additional, fast: compileFast(raw)}, nil
 }
 
 // MustCompile is Compile for schemas fixed in code; it panics on an error.
@@ -77,9 +78,15 @@ func (s *Schema) Validate(doc []byte) error {
 	return s.ValidateValue(inst)
 }
 
-// ValidateValue checks a value decoded by jsonschema.UnmarshalJSON (numbers
-// as json.Number).
+// ValidateValue checks a decoded value: what jsonschema.UnmarshalJSON
+// returns (numbers as json.Number) or what encoding/json decodes into an any
+// (numbers as float64). Schemas within the subset rein's own tools use
+// accept the second kind without jsonschema's allocations; every rejection,
+// and every other schema, goes through jsonschema.
 func (s *Schema) ValidateValue(inst any) error {
+	if s.fast != nil && s.fast.valid(inst) {
+		return nil
+	}
 	err := s.sch.Validate(inst)
 	if err == nil {
 		return nil
