@@ -9,8 +9,9 @@ import (
 	"github.com/reinhq/rein/sandbox"
 )
 
-// BenchmarkExec runs `true` bare (exec.Command, no shell), with Local and
-// with Landlock, to price the sandbox:
+// BenchmarkExec runs `true` bare (exec.Command, no shell), with Local, with
+// Landlock (through its zygote) and with Landlock's helper per command
+// (PerCommand, the path before the zygote), to price the sandbox:
 //
 //	go test -run '^$' -bench 'Exec/backend' -benchtime 200x ./sandbox
 func BenchmarkExec(b *testing.B) {
@@ -27,6 +28,10 @@ func BenchmarkExec(b *testing.B) {
 	})
 	b.Run("backend=landlock", func(b *testing.B) {
 		l, work := newLandlock(b, &sandbox.Landlock{})
+		benchExec(b, l, work)
+	})
+	b.Run("backend=landlock-percommand", func(b *testing.B) {
+		l, work := newLandlock(b, &sandbox.Landlock{PerCommand: true})
 		benchExec(b, l, work)
 	})
 }

@@ -42,7 +42,10 @@ type helperConfig struct {
 	cgroup    string // a pids cgroup directory to join, or ""
 	nproc     int64  // RLIMIT_NPROC, 0: unchanged
 	fsize     int64  // RLIMIT_FSIZE, 0: unchanged
-	argv      []string
+	// keepFDs stay open across the exec (the zygote's control socket and
+	// ruleset); every other descriptor above stderr is closed.
+	keepFDs []int
+	argv    []string
 }
 
 // Status bytes the helper writes on its status pipe: statusReady once
@@ -63,6 +66,7 @@ const (
 //	-cgroup DIR                a pids cgroup to join first
 //	-nproc N, -fsize N         RLIMIT_NPROC and RLIMIT_FSIZE
 //	-status-fd N               where to report readiness or failure
+//	-keep-fd N                 a descriptor the program keeps (repeatable)
 //	-- PROGRAM ARG...          what to exec; PROGRAM is absolute
 func parseHelperArgs(args []string) (helperConfig, error) {
 	cfg := helperConfig{statusFD: -1, netnsFD: -1, rulesetFD: -1}
@@ -85,6 +89,14 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fs.Int64Var(&cfg.nproc, "nproc", 0, "RLIMIT_NPROC")
 	fs.Int64Var(&cfg.fsize, "fsize", 0, "RLIMIT_FSIZE")
 	fs.IntVar(&cfg.statusFD, "status-fd", -1, "status pipe")
+	fs.Func("keep-fd", "a descriptor the program keeps", func(v string) error {
+		fd, err := strconv.Atoi(v)
+		if err != nil || fd < 3 {
+			return fmt.Errorf("-keep-fd %q: not a descriptor above stderr", v)
+		}
+		cfg.keepFDs = append(cfg.keepFDs, fd)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -98,8 +110,8 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 		return cfg, fmt.Errorf("cgroup %q is not absolute and clean", cfg.cgroup)
 	case cfg.nproc < 0 || cfg.fsize < 0:
 		return cfg, errors.New("negative limit")
-	case !validFDs(cfg.statusFD, cfg.netnsFD, cfg.rulesetFD):
-		return cfg, fmt.Errorf("descriptors %d, %d, %d: each must be -1 or above stderr, and distinct", cfg.statusFD, cfg.netnsFD, cfg.rulesetFD)
+	case !validFDs(append([]int{cfg.statusFD, cfg.netnsFD, cfg.rulesetFD}, cfg.keepFDs...)...):
+		return cfg, fmt.Errorf("descriptors %d, %d, %d, %v: each must be -1 or above stderr, and distinct", cfg.statusFD, cfg.netnsFD, cfg.rulesetFD, cfg.keepFDs)
 	case cfg.rulesetFD >= 0 && len(cfg.grants) > 0:
 		return cfg, errors.New("both a ruleset and grants")
 	case len(cfg.argv) == 0:
@@ -159,6 +171,9 @@ func helperArgs(cfg helperConfig) []string {
 	}
 	if cfg.rulesetFD > 0 {
 		a = append(a, "-ruleset-fd", strconv.Itoa(cfg.rulesetFD))
+	}
+	for _, fd := range cfg.keepFDs {
+		a = append(a, "-keep-fd", strconv.Itoa(fd))
 	}
 	a = append(a, "--")
 	return append(a, cfg.argv...)

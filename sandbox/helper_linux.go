@@ -25,7 +25,10 @@ import (
 // a seccomp filter, and execs the command with the environment rein passed
 // it. It returns only when something failed, and nothing ran: 126 when the
 // sandbox could not be set up, 127 when the program could not be executed,
-// with a message on stderr (and on the status pipe).
+// with a message on stderr (and on the status pipe). The landlock executor
+// has it exec the rein binary again as its zygote (arguments starting with
+// -zygote), which checks that it was born confined and then starts the
+// executor's commands (see zygoteMain).
 //
 // Every restriction is applied to the calling OS thread alone, which then
 // execs: the new program is that thread, so it has them all, and nothing
@@ -40,6 +43,9 @@ import (
 // differently from Local), and thanks to the per-thread approach it would
 // not hang in one either (TestHelperInPIDNamespace).
 func HelperMain(args []string) int {
+	if len(args) > 0 && args[0] == zygoteArg {
+		return zygoteMain(args[1:])
+	}
 	runtime.LockOSThread() // never unlocked: the restrictions are this thread's
 	cfg, err := parseHelperArgs(args)
 	if err != nil {
@@ -62,6 +68,11 @@ func HelperMain(args []string) int {
 	}
 	if err := closeOnExec(); err != nil {
 		return helperFail(status, 126, err)
+	}
+	for _, fd := range cfg.keepFDs { // for the zygote
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+			return helperFail(status, 126, fmt.Errorf("keeping descriptor %d: %w", fd, err))
+		}
 	}
 	if status != nil {
 		if _, err := status.Write([]byte{statusReady}); err != nil {

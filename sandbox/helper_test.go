@@ -32,6 +32,9 @@ func TestParseHelperArgs(t *testing.T) {
 		{"negative limit", append(ok, "-nproc", "-1", "--", "/bin/sh"), "negative"},
 		{"relative cgroup", append(ok, "-cgroup", "pids", "--", "/bin/sh"), "cgroup"},
 		{"unknown flag", append(ok, "-x", "--", "/bin/sh"), "flag provided but not defined"},
+		{"kept descriptors", append(ok, "-status-fd", "3", "-keep-fd", "5", "-keep-fd", "6", "--", "/bin/sh"), ""},
+		{"keep stderr", append(ok, "-keep-fd", "2", "--", "/bin/sh"), "above stderr"},
+		{"keep the status pipe", append(ok, "-status-fd", "3", "-keep-fd", "3", "--", "/bin/sh"), "distinct"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -51,6 +54,7 @@ func FuzzHelperArgs(f *testing.F) {
 	f.Add("-netns\x001:1\x00-status-fd\x003\x00-nproc\x0010\x00-fsize\x001\x00-cgroup\x00/c\x00--\x00/x")
 	f.Add("-r\x00/etc/../x\x00--\x00/bin/sh")
 	f.Add("--\x00")
+	f.Add("-netns\x001:1\x00-keep-fd\x005\x00-keep-fd\x006\x00--\x00/x")
 	f.Add("-netns=0:0\x00-dev=/dev/null\x00-ls\x00/etc\x00/bin/sh\x00--\x00-x")
 	f.Fuzz(func(t *testing.T, joined string) {
 		args := strings.Split(joined, "\x00")

@@ -38,11 +38,20 @@ const (
 )
 
 // Landlock runs commands like Local, but inside a sandbox that the kernel
-// enforces. rein re-executes itself (Helper) as a small helper in a new
-// network namespace; the helper drops every capability, sets no_new_privs,
-// applies a Landlock ruleset and a seccomp filter to itself, and then execs
-// the shell. The spawn, the process-group kill, the timeout and the output
-// capture are Local's.
+// enforces. At its first command the executor starts a zygote: rein
+// re-executes itself (Helper) as a small helper in a new network namespace;
+// the helper drops every capability, sets no_new_privs, applies a Landlock
+// ruleset and a seccomp filter to itself, and execs the rein binary again
+// as the zygote, which is thus confined from its first instruction. For
+// each command the zygote enters a nested Landlock domain on a thread of
+// its own and forks and execs the shell from it, so the command inherits
+// every restriction and is fenced off from the zygote and from the other
+// commands; nothing unconfined ever forks a command. rein passes the
+// command's stdin, stdout and stderr over a socket whose descriptor no
+// command holds. The process-group kill, the timeout, the output capture
+// and the cgroup are rein's, as for Local; a zygote that dies is replaced at
+// the next command, and the command it was running fails with ErrStart and
+// is killed. PerCommand goes back to one helper per command.
 //
 // Inside, a command can:
 //   - read and execute the system directories (/usr, /bin, /sbin, /lib*,
@@ -86,10 +95,12 @@ const (
 //
 // Limits: the command runs in its own pids cgroup (cgroup v2, or the v1
 // pids hierarchy) with pids.max = MaxProcs when rein can create one there
-// (as root); then, when it ends, everything left in that cgroup is killed
-// too, even what left the process group. Otherwise RLIMIT_NPROC bounds it
-// (rein not root: the helper runs in a user namespace, where the count is the
-// sandbox's own). As root without a writable pids cgroup there is no task
+// (as root: rein moves the zygote into the command's cgroup for the fork
+// and back, one command at a time); then, when it ends, everything left in
+// that cgroup is killed too, even what left the process group. Otherwise
+// RLIMIT_NPROC bounds it (rein not root: the zygote runs in a user
+// namespace, where the count is the sandbox's own, shared by the zygote and
+// every command of the executor; PerCommand makes it each command's own). As root without a writable pids cgroup there is no task
 // limit but the timeout. RLIMIT_FSIZE caps each file at MaxFileSize; total
 // disk use is not capped (WorkDir is on the user's disk anyway). Core dumps
 // are off.
@@ -101,8 +112,9 @@ const (
 // no_new_privs no setuid binary gives them back. As another user it is
 // started in a new user namespace (its uid and gid mapped to themselves)
 // that owns a new network namespace, and loses the namespace's capabilities
-// at the exec. The Landlock ruleset is built once per executor and handed
-// to each helper.
+// at the exec; the executor's commands share the zygote's namespaces. The
+// Landlock rulesets (the commands', and the zygote's, which adds the rein
+// binary) are built once per executor.
 //
 // The helper has no controlling terminal (it starts a new session), and
 // /dev/tty is not granted, so a command cannot push keystrokes into the
@@ -110,8 +122,9 @@ const (
 //
 // Exec fails closed: if the helper cannot apply every restriction (a
 // kernel without Landlock ABI MinLandlockABI, a netns that cannot be made,
-// a helper binary that does not call HelperMain), the command does not run
-// and Exec returns an error wrapping ErrStart. LandlockStatus says in
+// a helper binary that does not call HelperMain), or the zygote does not
+// find itself confined, the command does not run and Exec returns an error
+// wrapping ErrStart. LandlockStatus says in
 // advance whether the backend works here.
 //
 // Set the fields before the first Exec and do not change them after. A
@@ -136,6 +149,12 @@ type Landlock struct {
 	// MaxFileSize bounds the size of a file a command writes, in bytes;
 	// 0 means DefaultMaxFileSize.
 	MaxFileSize int64
+	// PerCommand runs each command through a helper process of its own
+	// instead of the executor's zygote: about 4 ms more per command, and,
+	// when rein is not root, a user namespace per command, so that
+	// MaxProcs (RLIMIT_NPROC there) bounds each command alone rather than
+	// all the executor's commands together.
+	PerCommand bool
 
 	mu       sync.Mutex
 	state    *landlockState // set up at the first Exec

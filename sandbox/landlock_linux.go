@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -22,9 +23,15 @@ type landlockState struct {
 	tmp     string   // the private temp dir
 	netns   string   // rein's own network namespace, "dev:ino"
 	netnsF  *os.File // as root: the sandbox's network namespace, made once; nil: one per command
-	ruleset *os.File // the Landlock ruleset, built once
-	cgroups string   // base for per-command pids cgroups, or ""
-	attr    syscall.SysProcAttr
+	ruleset *os.File // the commands' Landlock ruleset, built once
+	// zygoteRuleset is the zygote's: the commands' grants and the helper
+	// binary, which the zygote is exec'd from and commands may not run.
+	zygoteRuleset *os.File
+	cgroups       string // base for per-command pids cgroups, or ""
+	attr          syscall.SysProcAttr
+
+	zmu sync.Mutex // guards zyg, and is held while one starts
+	zyg *zygote    // nil until the first command, or after Close
 }
 
 // systemDirs are readable and executable inside the sandbox, where they
@@ -55,6 +62,60 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 		return Result{}, fmt.Errorf("%w: directory %s is outside the work dir %s", ErrInvalid, c.Dir, st.workDir)
 	}
 
+	if !filepath.IsAbs(shellOr(l.Shell)) {
+		return Result{}, fmt.Errorf("%w: shell %q is not an absolute path", ErrStart, l.Shell)
+	}
+	if l.PerCommand {
+		return l.execHelper(ctx, c, st)
+	}
+	var cg *pidsCgroup
+	if st.cgroups != "" {
+		if cg, err = newPidsCgroup(st.cgroups, l.maxProcs()); err != nil {
+			return Result{}, fmt.Errorf("%w: %w", ErrStart, err)
+		}
+		defer cg.remove()
+	}
+	req := runRequest{
+		dir:  c.Dir,
+		argv: []string{shellOr(l.Shell), "-c", c.Script},
+		env:  sandboxEnv(c.Env, st.tmp),
+	}
+	for retried := false; ; retried = true {
+		z, err := st.zygoteFor(ctx, l)
+		if err != nil {
+			return Result{}, err
+		}
+		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace), cg)
+		if errors.Is(err, errNotSent) && !retried {
+			continue // the zygote died while idle; nothing ran: once more on a new one
+		}
+		return res, err
+	}
+}
+
+// zygoteFor returns st's zygote, starting one at the first command and
+// after one died.
+func (st *landlockState) zygoteFor(ctx context.Context, l *Landlock) (*zygote, error) {
+	st.zmu.Lock()
+	defer st.zmu.Unlock()
+	if st.zyg != nil && st.zyg.alive() {
+		return st.zyg, nil
+	}
+	if st.zyg != nil {
+		st.zyg.stop()
+		st.zyg = nil
+	}
+	z, err := st.startZygote(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	st.zyg = z
+	return z, nil
+}
+
+// execHelper runs c the way every command ran before the zygote: through a
+// helper of its own (Landlock.PerCommand).
+func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (Result, error) {
 	cfg := helperConfig{
 		statusFD: 3,
 		net:      "none",
@@ -169,6 +230,9 @@ func (l *Landlock) newState() (*landlockState, error) {
 			return nil, fmt.Errorf("%w: finding the sandbox helper: %w", ErrStart, err)
 		}
 	}
+	if helper, err = filepath.Abs(helper); err != nil {
+		return nil, fmt.Errorf("%w: the sandbox helper: %w", ErrStart, err)
+	}
 	netns, err := netnsID("/proc/self/ns/net")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
@@ -213,16 +277,30 @@ func (st *landlockState) build(root bool) error {
 			return fmt.Errorf("private temp dir: %w", err)
 		}
 	}
-	fd, err := newRuleset(systemGrants(st.workDir, st.tmp))
+	grants := systemGrants(st.workDir, st.tmp)
+	fd, err := newRuleset(grants)
 	if err != nil {
 		return err
 	}
 	st.ruleset = os.NewFile(uintptr(fd), "landlock-ruleset")
+	if fd, err = newRuleset(append(grants, grant{grantRX, st.helper})); err != nil {
+		return err
+	}
+	st.zygoteRuleset = os.NewFile(uintptr(fd), "landlock-zygote-ruleset")
 	return nil
 }
 
-// release undoes build.
+// release undoes build, after stopping the zygote.
 func (st *landlockState) release() error {
+	st.zmu.Lock()
+	if st.zyg != nil {
+		st.zyg.stop()
+		st.zyg = nil
+	}
+	st.zmu.Unlock()
+	if st.zygoteRuleset != nil {
+		_ = st.zygoteRuleset.Close()
+	}
 	if st.netnsF != nil {
 		_ = st.netnsF.Close()
 	}

@@ -187,7 +187,9 @@ echo $$
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			l := &sandbox.Local{Grace: c.grace}
-			res, err := run(t, l, sandbox.Cmd{Script: c.script, Timeout: 300 * time.Millisecond})
+			// Long enough for the script to start and print all five on a
+			// loaded machine (300 ms was not, at a load of 15 on 2 CPUs).
+			res, err := run(t, l, sandbox.Cmd{Script: c.script, Timeout: 3 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

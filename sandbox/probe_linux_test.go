@@ -3,6 +3,7 @@
 package sandbox_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -81,6 +82,8 @@ func probe(mode string, args []string) int {
 		fmt.Printf("started %d\n", started)
 	case "syscall":
 		err = permissionOnly(rawSyscall(arg(0), args[1:]))
+	case "control-socket":
+		err = talkToZygote(arg(0))
 	default:
 		fmt.Fprintf(os.Stderr, "unknown probe %q\n", mode)
 		return 2
@@ -91,6 +94,40 @@ func probe(mode string, args []string) int {
 	}
 	fmt.Println("done")
 	return 0
+}
+
+// talkToZygote looks through every descriptor this process has for a
+// socket and, on each, asks in the zygote's protocol (encoded here by hand:
+// length, 'R', id, then dir, argv and env as uvarint-counted bytes, with
+// stdin, stdout, stderr and a status pipe as SCM_RIGHTS) for a command that
+// creates path.
+// It fails with ENOENT when there is no socket to talk to.
+func talkToZygote(path string) error {
+	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	body := str(nil, "/")
+	body = binary.AppendUvarint(body, 3)
+	for _, a := range []string{"/bin/sh", "-c", "echo ESCAPED > " + path} {
+		body = str(body, a)
+	}
+	body = binary.AppendUvarint(body, 0)
+	frame := binary.LittleEndian.AppendUint32(nil, uint32(1+8+len(body)))
+	frame = append(frame, 'R')
+	frame = binary.LittleEndian.AppendUint64(frame, 1<<40)
+	frame = append(frame, body...)
+	err := error(unix.ENOENT)
+	for fd := 3; fd < 1024; fd++ {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			continue
+		}
+		if serr := unix.Sendmsg(fd, frame, unix.UnixRights(0, 1, 2, 1), nil, 0); serr != nil {
+			fmt.Printf("socket %d: %v\n", fd, serr)
+			continue
+		}
+		fmt.Printf("socket %d: sent\n", fd)
+		err = nil
+	}
+	return err
 }
 
 // keySpecSession is KEY_SPEC_SESSION_KEYRING (-3) as a system call argument.

@@ -12,8 +12,8 @@
 //
 // Landlock (Linux) runs the same way, but the kernel confines the command:
 // rein re-executes itself as a helper (HelperMain) that applies a Landlock
-// ruleset, a seccomp filter, a network namespace and limits, then execs the
-// shell. It reads the system, writes only the work dir and a private temp
+// ruleset, a seccomp filter, a network namespace and limits, then becomes a
+// zygote that forks each command's shell with all of them in force. It reads the system, writes only the work dir and a private temp
 // dir, and reaches no network, no other process and no credential.
 // LandlockStatus says whether it works on this machine; when it does not,
 // rein refuses to run action tools unless the user chose no sandbox.

@@ -76,45 +76,93 @@ func run(ctx context.Context, c Cmd, s *spawnSpec) (Result, []byte, error) {
 
 // proc is one started command.
 type proc struct {
-	cmd            *exec.Cmd
-	pgid           int
-	start          time.Time
+	streams
+	cmd     *exec.Cmd
+	pgid    int
+	start   time.Time
+	statusR *os.File // nil without a status pipe
+	status  []byte
+	exited  chan struct{} // closed when the program has exited (not yet reaped)
+}
+
+// streams are a command's standard descriptors as rein holds them (the
+// read ends of stdout and stderr, the write end of stdin) and the
+// goroutines that copy them.
+type streams struct {
 	outR, errR     *os.File
 	inW            *os.File // nil when there is no stdin
-	statusR        *os.File // nil without a status pipe
 	stdout, stderr *CapWriter
-	status         []byte
-	io             sync.WaitGroup // the goroutines copying output, input and status
-	exited         chan struct{}  // closed when the program has exited (not yet reaped)
+	io             sync.WaitGroup // the goroutines copying output, input (and status)
+}
+
+// childEnds are the other ends, for the command: stdin is nil when there
+// is none.
+type childEnds struct {
+	stdin, stdout, stderr *os.File
+}
+
+func (e childEnds) close() {
+	for _, f := range []*os.File{e.stdin, e.stdout, e.stderr} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// open makes the pipes for a command's output, and its input when
+// withStdin. On error nothing is left open.
+func (s *streams) open(maxOutput int, withStdin bool) (childEnds, error) {
+	s.stdout, s.stderr = NewCapWriter(maxOutput), NewCapWriter(maxOutput)
+	var e childEnds
+	var err error
+	if s.outR, e.stdout, err = os.Pipe(); err == nil {
+		s.errR, e.stderr, err = os.Pipe()
+	}
+	if err == nil && withStdin {
+		e.stdin, s.inW, err = os.Pipe()
+	}
+	if err != nil {
+		e.close()
+		s.close()
+		if s.inW != nil {
+			s.inW.Close()
+		}
+		return childEnds{}, err
+	}
+	return e, nil
+}
+
+// copy starts the goroutines that collect the output and feed stdin.
+func (s *streams) copy(stdin string) {
+	s.io.Add(2)
+	go s.copyOut(s.stdout, s.outR)
+	go s.copyOut(s.stderr, s.errR)
+	if s.inW != nil {
+		s.io.Add(1)
+		go func() {
+			defer s.io.Done()
+			_, _ = io.WriteString(s.inW, stdin) // EPIPE when the command does not read it all
+			_ = s.inW.Close()
+		}()
+	}
 }
 
 func start(c Cmd, s *spawnSpec) (*proc, error) {
-	p := &proc{
-		stdout: NewCapWriter(s.maxOutput),
-		stderr: NewCapWriter(s.maxOutput),
-		exited: make(chan struct{}),
-	}
-	var outW, errW, inR, statusW *os.File
-	var err error
-	closeAll := func() {
-		for _, f := range []*os.File{p.outR, outW, p.errR, errW, inR, p.inW, p.statusR, statusW} {
-			if f != nil {
-				f.Close()
-			}
-		}
-	}
-	if p.outR, outW, err = os.Pipe(); err == nil {
-		p.errR, errW, err = os.Pipe()
-	}
-	if err == nil && c.Stdin != "" {
-		inR, p.inW, err = os.Pipe()
-	}
-	if err == nil && s.status {
-		p.statusR, statusW, err = os.Pipe()
-	}
+	p := &proc{exited: make(chan struct{})}
+	ends, err := p.open(s.maxOutput, c.Stdin != "")
 	if err != nil {
-		closeAll()
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	var statusW *os.File
+	if s.status {
+		if p.statusR, statusW, err = os.Pipe(); err != nil {
+			ends.close()
+			p.close()
+			if p.inW != nil {
+				p.inW.Close()
+			}
+			return nil, fmt.Errorf("%w: %w", ErrStart, err)
+		}
 	}
 	attr := s.attr
 	attr.Setpgid = !attr.Setsid // setsid makes the new group too; setpgid would then fail
@@ -124,12 +172,12 @@ func start(c Cmd, s *spawnSpec) (*proc, error) {
 		Args:        s.argv,
 		Dir:         c.Dir,
 		Env:         s.env,
-		Stdout:      outW,
-		Stderr:      errW,
+		Stdout:      ends.stdout,
+		Stderr:      ends.stderr,
 		SysProcAttr: &attr,
 	}
-	if inR != nil {
-		p.cmd.Stdin = inR
+	if ends.stdin != nil {
+		p.cmd.Stdin = ends.stdin
 	}
 	if statusW != nil {
 		p.cmd.ExtraFiles = []*os.File{statusW}
@@ -138,29 +186,20 @@ func start(c Cmd, s *spawnSpec) (*proc, error) {
 	err = p.cmd.Start()
 	p.start = time.Now()
 	// The child has its copies; ours would keep the pipes open forever.
-	for _, f := range []*os.File{outW, errW, inR, statusW} {
-		if f != nil {
-			f.Close()
-		}
+	ends.close()
+	if statusW != nil {
+		statusW.Close()
 	}
-	outW, errW, inR, statusW = nil, nil, nil, nil
 	if err != nil {
-		closeAll()
+		p.close()
+		if p.inW != nil {
+			p.inW.Close()
+		}
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
 	}
 	p.pgid = p.cmd.Process.Pid
 
-	p.io.Add(2)
-	go p.copyOut(p.stdout, p.outR)
-	go p.copyOut(p.stderr, p.errR)
-	if p.inW != nil {
-		p.io.Add(1)
-		go func() {
-			defer p.io.Done()
-			_, _ = io.WriteString(p.inW, c.Stdin) // EPIPE when the command does not read it all
-			_ = p.inW.Close()
-		}()
-	}
+	p.copy(c.Stdin)
 	if p.statusR != nil {
 		p.io.Add(1)
 		go func() {
@@ -175,8 +214,8 @@ func start(c Cmd, s *spawnSpec) (*proc, error) {
 	return p, nil
 }
 
-func (p *proc) copyOut(w *CapWriter, r *os.File) {
-	defer p.io.Done()
+func (s *streams) copyOut(w *CapWriter, r *os.File) {
+	defer s.io.Done()
 	_, _ = io.Copy(w, r) // ends at EOF, or at the read deadline set by drain
 }
 
@@ -259,13 +298,16 @@ func (p *proc) signal(sig syscall.Signal) {
 // drain waits for the output copiers once every process of the group is
 // dead. Only a process that left the group can hold the pipes open now; after
 // drainDelay its output is no longer read.
-func (p *proc) drain() {
-	if p.inW != nil {
-		_ = p.inW.SetWriteDeadline(time.Now()) // nobody of ours reads stdin any more
+func (p *proc) drain() { p.streams.drain(p.statusR) }
+
+// drain is proc.drain; more are further pipes read by goroutines in s.io.
+func (s *streams) drain(more ...*os.File) {
+	if s.inW != nil {
+		_ = s.inW.SetWriteDeadline(time.Now()) // nobody of ours reads stdin any more
 	}
 	done := make(chan struct{})
 	go func() {
-		p.io.Wait()
+		s.io.Wait()
 		close(done)
 	}()
 	t := time.NewTimer(drainDelay)
@@ -276,19 +318,26 @@ func (p *proc) drain() {
 	case <-t.C:
 	}
 	now := time.Now()
-	_ = p.outR.SetReadDeadline(now)
-	_ = p.errR.SetReadDeadline(now)
-	if p.statusR != nil {
-		_ = p.statusR.SetReadDeadline(now)
+	for _, f := range append([]*os.File{s.outR, s.errR}, more...) {
+		if f != nil {
+			_ = f.SetReadDeadline(now)
+		}
 	}
 	<-done
 }
 
 func (p *proc) close() {
-	p.outR.Close()
-	p.errR.Close()
+	p.streams.close()
 	if p.statusR != nil {
 		p.statusR.Close()
 	}
-	// inW is closed by its writer.
+}
+
+// close closes the output pipes; inW is closed by its writer.
+func (s *streams) close() {
+	for _, f := range []*os.File{s.outR, s.errR} {
+		if f != nil {
+			f.Close()
+		}
+	}
 }

@@ -1,0 +1,589 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// zygote is rein's side of a landlock executor's zygote (see zygoteMain):
+// the process, the control socket, and the commands in flight.
+type zygote struct {
+	pid  int
+	conn *net.UnixConn
+	home *pidsCgroup // the zygote's pids cgroup between starts; nil without cgroups
+
+	wmu  sync.Mutex // serialises writes to conn
+	next atomic.Uint64
+
+	ready     chan struct{} // closed at the zygote's ready frame
+	readyOnce sync.Once
+	dead      chan struct{} // closed when the zygote is gone or unusable
+	deadOnce  sync.Once
+	why       error // why it is dead; set before dead is closed
+
+	// forkMu is held from moving the zygote into a command's cgroup until
+	// it is back in its own, and while the zygote is reaped: so the
+	// zygote's pid always names the zygote while it is held.
+	forkMu sync.Mutex
+	exited chan struct{} // closed once the zygote is reaped
+
+	stderr  *CapWriter    // what the zygote wrote on stderr; read after errDone
+	errDone chan struct{} // closed when its stderr is at EOF
+}
+
+// zreply is what the zygote answered about a command.
+type zreply struct {
+	pid    int
+	status uint32 // wait status
+	err    string // failed: why
+}
+
+// errZygoteClosed is why a zygote its executor closed is dead.
+var errZygoteClosed = errors.New("the executor closed it")
+
+// zygoteUnresponsive is how long rein waits for the zygote to report a
+// command it was told to kill as ended before it gives up on the zygote.
+const zygoteUnresponsive = 10 * time.Second
+
+// errNotSent marks a command that never reached the zygote, because the
+// zygote was gone: it did not run, and may be tried on a new zygote.
+var errNotSent = errors.New("the zygote is gone")
+
+// startZygote starts a zygote for st: rein's helper, confined as for a
+// command, execs the rein binary as the zygote, which reports ready on the
+// control socket. Descriptors of the helper: 3 the status pipe, 4 the
+// zygote's ruleset, 5 the control socket and 6 the commands' ruleset (both
+// kept for the zygote), 7 the network namespace (as root).
+func (st *landlockState) startZygote(ctx context.Context, l *Landlock) (*zygote, error) {
+	z := &zygote{
+		ready:   make(chan struct{}),
+		dead:    make(chan struct{}),
+		exited:  make(chan struct{}),
+		stderr:  NewCapWriter(4 << 10),
+		errDone: make(chan struct{}),
+	}
+	var theirs, statusR, statusW, errR, errW *os.File
+	closeAll := func() {
+		for _, f := range []*os.File{theirs, statusR, statusW, errR, errW} {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	defer closeAll()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: zygote control socket: %w", ErrStart, err)
+	}
+	ours := os.NewFile(uintptr(fds[0]), "zygote-control")
+	theirs = os.NewFile(uintptr(fds[1]), "zygote-control")
+	c, err := net.FileConn(ours)
+	ours.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%w: zygote control socket: %w", ErrStart, err)
+	}
+	z.conn = c.(*net.UnixConn)
+	if statusR, statusW, err = os.Pipe(); err == nil {
+		errR, errW, err = os.Pipe()
+	}
+	if err != nil {
+		z.conn.Close()
+		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	if st.cgroups != "" {
+		if z.home, err = newPidsCgroup(st.cgroups, l.maxProcs()); err != nil {
+			z.conn.Close()
+			return nil, fmt.Errorf("%w: %w", ErrStart, err)
+		}
+	}
+	cfg := helperConfig{
+		statusFD:  3,
+		rulesetFD: 4,
+		keepFDs:   []int{5, 6},
+		net:       "none",
+		netns:     st.netns,
+		nproc:     int64(l.maxProcs()),
+		fsize:     l.maxFileSize(),
+		argv:      []string{st.helper, HelperArg, zygoteArg, "-control-fd", "5", "-ruleset-fd", "6", "-netns", st.netns},
+	}
+	files := []*os.File{statusW, st.zygoteRuleset, theirs, st.ruleset}
+	if st.netnsF != nil {
+		cfg.netnsFD = 7
+		files = append(files, st.netnsF)
+	}
+	if z.home != nil {
+		cfg.cgroup = z.home.dir
+	}
+	attr := st.attr
+	attr.Pdeathsig = syscall.SIGKILL
+	cmd := &exec.Cmd{
+		Path:        st.helper,
+		Args:        append([]string{st.helper, HelperArg}, helperArgs(cfg)...),
+		Dir:         st.workDir,
+		Env:         []string{},
+		Stderr:      errW,
+		ExtraFiles:  files,
+		SysProcAttr: &attr,
+	}
+	started := make(chan error, 1)
+	go z.own(cmd, started)
+	if err := <-started; err != nil {
+		z.conn.Close()
+		if z.home != nil {
+			z.home.remove()
+		}
+		return nil, fmt.Errorf("%w: starting the sandbox helper %s: %w", ErrStart, st.helper, err)
+	}
+	theirs.Close()
+	statusW.Close()
+	errW.Close()
+	theirs, statusW, errW = nil, nil, nil
+	go func(r *os.File) {
+		defer close(z.errDone)
+		_, _ = io.Copy(z.stderr, r)
+		r.Close()
+	}(errR)
+	errR = nil
+	go z.read()
+
+	status := make(chan []byte, 1)
+	go func(r *os.File) {
+		b, _ := io.ReadAll(io.LimitReader(r, statusMax)) // EOF at the helper's exec or end
+		r.Close()
+		status <- b
+	}(statusR)
+	statusR = nil
+	var err2 error
+	select {
+	case b := <-status:
+		if len(b) != 1 || b[0] != statusReady {
+			err2 = z.startErr(b, st.helper)
+			break
+		}
+		select {
+		case <-z.ready:
+			return z, nil
+		case <-z.dead:
+			err2 = z.startErr(b, st.helper)
+		case <-ctx.Done():
+			err2 = aborted(ctx)
+		}
+	case <-ctx.Done():
+		err2 = aborted(ctx)
+	}
+	z.stop()
+	return nil, err2
+}
+
+// own starts the zygote and reaps it, on a thread of its own that lives as
+// long as the zygote: the zygote's parent-death signal follows the thread
+// that started it.
+func (z *zygote) own(cmd *exec.Cmd, started chan<- error) {
+	runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+	if err := cmd.Start(); err != nil {
+		started <- err
+		return
+	}
+	z.pid = cmd.Process.Pid
+	started <- nil
+	waitExited(z.pid)
+	z.fail(errors.New("the zygote exited"))
+	z.forkMu.Lock()
+	_ = cmd.Wait()
+	close(z.exited)
+	z.forkMu.Unlock()
+}
+
+// startErr explains why a zygote did not become ready, from its status
+// bytes and stderr; it waits for the zygote to be gone.
+func (z *zygote) startErr(status []byte, helper string) error {
+	z.kill()
+	<-z.exited
+	<-z.errDone
+	switch {
+	case len(status) > 0 && status[0] == statusFailed:
+		return fmt.Errorf("%w: sandbox: %s", ErrStart, status[1:])
+	case len(status) > 1 && status[0] == statusReady && status[1] == statusFailed:
+		return fmt.Errorf("%w: sandbox: %s", ErrStart, status[2:])
+	case len(status) == 1 && status[0] == statusReady:
+		return fmt.Errorf("%w: the sandbox zygote did not start: %s", ErrStart, firstLine(z.stderr.String()))
+	}
+	return fmt.Errorf("%w: %s did not act as the sandbox helper (does its main call sandbox.HelperMain when sandbox.IsHelper()?): %.200s",
+		ErrStart, helper, firstLine(z.stderr.String()))
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// fail marks the zygote dead for why, once, and closes the socket.
+func (z *zygote) fail(why error) {
+	z.deadOnce.Do(func() {
+		z.why = why
+		close(z.dead)
+		z.conn.Close()
+	})
+}
+
+// deadErr says why the zygote is dead; call it once dead is closed.
+func (z *zygote) deadErr() error {
+	<-z.dead
+	msg := z.why.Error()
+	select {
+	case <-z.errDone:
+		if s := firstLine(z.stderr.String()); s != "" {
+			msg += ": " + s
+		}
+	default:
+	}
+	return errors.New(msg)
+}
+
+// alive reports whether the zygote can take commands.
+func (z *zygote) alive() bool {
+	select {
+	case <-z.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+// kill sends SIGKILL to the zygote unless it is already reaped.
+func (z *zygote) kill() {
+	z.forkMu.Lock()
+	defer z.forkMu.Unlock()
+	select {
+	case <-z.exited:
+	default:
+		_ = syscall.Kill(z.pid, syscall.SIGKILL)
+	}
+}
+
+// stop ends the zygote and waits until it is reaped and its cgroup gone.
+func (z *zygote) stop() {
+	z.fail(errZygoteClosed)
+	z.kill()
+	<-z.exited
+	<-z.errDone
+	if z.home != nil {
+		z.home.remove()
+	}
+}
+
+// read dispatches the zygote's frames until the socket closes.
+func (z *zygote) read() {
+	var fb frameBuf
+	buf := make([]byte, 4<<10)
+	for {
+		n, err := z.conn.Read(buf)
+		fb.buf = append(fb.buf, buf[:n]...)
+		for {
+			f, ok, ferr := fb.next()
+			if ferr == nil && ok {
+				ferr = z.dispatch(f)
+			}
+			if ferr != nil {
+				z.fail(ferr)
+				z.kill()
+				return
+			}
+			if !ok {
+				break
+			}
+		}
+		if err != nil {
+			z.fail(fmt.Errorf("the zygote's socket closed: %w", err))
+			return
+		}
+	}
+}
+
+// dispatch handles a frame from the zygote on the socket: only ready.
+func (z *zygote) dispatch(f frame) error {
+	if f.typ != frameReady || f.id != 0 {
+		return fmt.Errorf("zygote protocol: unexpected frame %q on the socket", f.typ)
+	}
+	z.readyOnce.Do(func() { close(z.ready) })
+	return nil
+}
+
+// readAnswer reads the zygote's next answer about command id from its
+// status pipe: started, failed or done. io.EOF (or io.ErrUnexpectedEOF)
+// means the zygote closed the pipe without answering: it died.
+func readAnswer(r *os.File, fb *frameBuf, id uint64) (frameType, zreply, error) {
+	buf := make([]byte, 512)
+	for {
+		f, ok, err := fb.next()
+		if err != nil {
+			return 0, zreply{}, err
+		}
+		if ok {
+			var rep zreply
+			if f.id != id {
+				return 0, rep, fmt.Errorf("zygote protocol: answer for command %d on the pipe of %d", f.id, id)
+			}
+			switch f.typ {
+			case frameStarted:
+				pid, err := bodyUint32(f.body)
+				rep.pid = int(pid)
+				return f.typ, rep, err
+			case frameFailed:
+				rep.err = string(f.body)
+				return f.typ, rep, nil
+			case frameDone:
+				ws, err := bodyUint32(f.body)
+				rep.status = ws
+				return f.typ, rep, err
+			}
+			return 0, rep, fmt.Errorf("zygote protocol: unexpected answer %q", f.typ)
+		}
+		n, err := r.Read(buf)
+		fb.buf = append(fb.buf, buf[:n]...)
+		if err != nil && n == 0 {
+			if errors.Is(err, io.EOF) && len(fb.buf) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, zreply{}, err
+		}
+	}
+}
+
+// write sends b, with descriptors in oob if any.
+func (z *zygote) write(b, oob []byte) error {
+	z.wmu.Lock()
+	defer z.wmu.Unlock()
+	n, _, err := z.conn.WriteMsgUnix(b, oob, nil)
+	if err == nil && n < len(b) {
+		_, err = z.conn.Write(b[n:])
+	}
+	return err
+}
+
+// signal asks the zygote to signal a command's process group.
+func (z *zygote) signal(id uint64, sig syscall.Signal) {
+	_ = z.write(appendFrame(nil, frameSignal, id, uint32Body(uint32(sig))), nil) // a dead zygote is handled by the caller
+}
+
+// start has the zygote start req with ends as its stdin, stdout and
+// stderr, inside cg when set, and returns the shell's pid. statusW is the
+// status pipe's write end, which start closes; the answers come on statusR.
+func (z *zygote) start(id uint64, req runRequest, ends childEnds, statusR, statusW *os.File, fb *frameBuf, cg *pidsCgroup) (int, error) {
+	z.forkMu.Lock()
+	defer z.forkMu.Unlock()
+	defer statusW.Close()
+	if !z.alive() {
+		return 0, fmt.Errorf("%w: sandbox: %w: %w", ErrStart, errNotSent, z.deadErr())
+	}
+	if cg != nil {
+		if err := cg.join(z.pid); err != nil {
+			return 0, fmt.Errorf("%w: %w", ErrStart, err)
+		}
+	}
+	rights := unix.UnixRights(int(ends.stdin.Fd()), int(ends.stdout.Fd()), int(ends.stderr.Fd()), int(statusW.Fd()))
+	err := z.write(appendFrame(nil, frameRun, id, req.encode()), rights)
+	if err != nil && !z.alive() || errors.Is(err, syscall.EPIPE) {
+		// Nothing of the frame reached a zygote that still reads.
+		z.fail(fmt.Errorf("writing to the zygote: %w", err))
+		if cg != nil {
+			_ = z.home.join(z.pid) // best effort: it is dying
+		}
+		return 0, fmt.Errorf("%w: sandbox: %w: %w", ErrStart, errNotSent, z.deadErr())
+	}
+	if err != nil { // a frame cut short: the stream is lost
+		z.fail(fmt.Errorf("writing to the zygote: %w", err))
+		_ = syscall.Kill(z.pid, syscall.SIGKILL) // forkMu held: not reaped
+	}
+	var typ frameType
+	var r zreply
+	if err == nil {
+		statusW.Close() // the zygote has its own now, or will never: EOF if it dies
+		typ, r, err = readAnswer(statusR, fb, id)
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			z.fail(err)
+			_ = syscall.Kill(z.pid, syscall.SIGKILL) // forkMu held: not reaped
+		}
+		if err == nil && typ == frameDone {
+			err = errors.New("zygote protocol: done before started")
+		}
+	}
+	if cg != nil {
+		if herr := z.home.join(z.pid); herr != nil && z.alive() {
+			// Never leave the zygote where a command's end kills it and its
+			// next forks count.
+			z.fail(fmt.Errorf("moving the zygote back to its cgroup: %w", herr))
+			_ = syscall.Kill(z.pid, syscall.SIGKILL) // forkMu held: not reaped
+			if err == nil && typ == frameStarted {
+				err = errors.New("the zygote was killed") // the caller's cgroup kill ends the command
+			}
+		}
+	}
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%w: sandbox: the zygote: %w", ErrStart, err)
+	case typ == frameFailed:
+		return 0, fmt.Errorf("%w: %s", ErrStart, r.err)
+	}
+	return r.pid, nil
+}
+
+// exec runs one command through the zygote and supervises it as run does
+// for a process of rein's own: timeout (SIGTERM, grace, SIGKILL), abort
+// (SIGKILL at once), the group killed when the shell exits, the cgroup
+// killed at the end, output capped. A zygote that dies with the command in
+// flight ends the command: Exec returns an error wrapping ErrStart.
+func (z *zygote) exec(ctx context.Context, c Cmd, req runRequest, maxOutput int, grace time.Duration, cg *pidsCgroup) (Result, error) {
+	if ctx.Err() != nil {
+		return Result{}, aborted(ctx)
+	}
+	var s streams
+	ends, err := s.open(maxOutput, c.Stdin != "")
+	if err == nil && ends.stdin == nil {
+		ends.stdin, err = os.Open(os.DevNull)
+	}
+	if err != nil {
+		ends.close()
+		s.close()
+		return Result{}, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	defer s.close()
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		ends.close()
+		if s.inW != nil {
+			s.inW.Close()
+		}
+		return Result{}, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	defer statusR.Close()
+	id := z.next.Add(1)
+	var fb frameBuf
+	pid, err := z.start(id, req, ends, statusR, statusW, &fb, cg)
+	ends.close() // the zygote has passed them on, or will never
+	if err != nil {
+		if s.inW != nil {
+			s.inW.Close()
+		}
+		return Result{}, err
+	}
+	begin := time.Now()
+	s.copy(c.Stdin)
+
+	// This goroutine waits for the answer; the watcher enforces the
+	// timeout and the abort by asking the zygote to signal the group.
+	stop := make(chan struct{})
+	watched := make(chan watchResult, 1)
+	go z.watch(ctx, id, c.Timeout, grace, cg, stop, watched)
+	typ, r, err := readAnswer(statusR, &fb, id)
+	close(stop)
+	w := <-watched
+	got := err == nil && typ == frameDone
+	if err == nil && !got {
+		err = fmt.Errorf("zygote protocol: answer %q after started", typ)
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		z.fail(err)
+		z.kill()
+	}
+	if !got {
+		// The zygote died: the shell with it, of its parent-death signal;
+		// kill what is left of its group.
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	if cg != nil {
+		cg.killAll()
+	}
+	dur := time.Since(begin)
+	s.drain()
+	res := Result{
+		Stdout:      s.stdout.String(),
+		Stderr:      s.stderr.String(),
+		StdoutBytes: s.stdout.Len(),
+		StderrBytes: s.stderr.Len(),
+		TimedOut:    w.timedOut,
+		Duration:    dur,
+	}
+	if !got {
+		z.fail(errors.New("the zygote closed a command's status pipe"))
+		return res, fmt.Errorf("%w: sandbox: the zygote died while the command ran, and the command was killed (%w); the next command starts a new zygote", ErrStart, z.deadErr())
+	}
+	ws := syscall.WaitStatus(r.status)
+	res.ExitCode = ws.ExitStatus()
+	if ws.Signaled() {
+		res.ExitCode = -1
+		res.Signal = ws.Signal().String()
+	}
+	if w.abort {
+		return res, aborted(ctx)
+	}
+	return res, nil
+}
+
+// watchResult is how a command's watch ended.
+type watchResult struct {
+	timedOut, abort bool
+}
+
+// watch enforces a command's timeout (SIGTERM, grace, SIGKILL) and abort
+// (SIGKILL at once) until stop is closed, and gives up on a zygote that
+// does not end a command it was told to kill.
+func (z *zygote) watch(ctx context.Context, id uint64, timeout, grace time.Duration, cg *pidsCgroup, stop <-chan struct{}, out chan<- watchResult) {
+	var w watchResult
+	defer func() { out <- w }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-stop:
+		return
+	case <-ctx.Done():
+		w.abort = true
+	case <-timer.C:
+		w.timedOut = true
+		if grace > 0 {
+			z.signal(id, syscall.SIGTERM)
+			g := time.NewTimer(grace)
+			select {
+			case <-stop:
+				g.Stop()
+				return
+			case <-ctx.Done():
+				w.abort = true
+			case <-g.C:
+			}
+			g.Stop()
+		}
+	}
+	z.signal(id, syscall.SIGKILL)
+	if cg != nil {
+		cg.killAll() // what left the group, at once
+	}
+	u := time.NewTimer(zygoteUnresponsive)
+	defer u.Stop()
+	select {
+	case <-stop:
+	case <-u.C:
+		// Killing the zygote ends the command too (parent-death signal)
+		// and closes its status pipe.
+		z.fail(errors.New("the zygote did not end a killed command"))
+		z.kill()
+	}
+}

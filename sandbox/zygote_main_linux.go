@@ -1,0 +1,378 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// zygoteArg, right after HelperArg, makes the helper serve as a landlock
+// executor's zygote instead of confining itself and running one program.
+const zygoteArg = "-zygote"
+
+// The zygote is how the landlock backend runs a command without starting a
+// Go program for it. It is the rein binary, exec'd by the helper from the
+// helper's confined thread, so every thread of it is born with what the
+// helper applied: the network namespace, the pids cgroup and limits, no
+// capabilities, no_new_privs, the executor's Landlock domain and the seccomp
+// filter. It reads run frames from rein and, for each, on a fresh OS thread
+// of its own: enters a nested Landlock domain made from the commands'
+// ruleset (so a command can signal or inspect neither the zygote nor another
+// command, and cannot reach the rein binary the zygote runs from), forks and
+// execs the shell in a new session with the descriptors rein passed,
+// reports the pid on the command's status pipe, waits for the shell to
+// exit, kills its process group while the shell is still unreaped (so the
+// group id cannot have been reused), reaps it and reports the wait status
+// on the pipe. The thread then ends with the nested
+// domain on it. A signal frame signals a command's group, only while its
+// shell is unreaped.
+//
+// Every descriptor of the zygote is close-on-exec (the control socket,
+// every descriptor received), so a command gets only stdin, stdout and
+// stderr and can never write to the control socket. When the socket closes
+// (rein closed the executor or died) the zygote kills every command's group
+// and exits.
+func zygoteMain(args []string) int {
+	fs := flag.NewFlagSet(zygoteArg, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	control := fs.Int("control-fd", -1, "the control socket")
+	ruleset := fs.Int("ruleset-fd", -1, "the commands' Landlock ruleset")
+	netns := fs.String("netns", "", "rein's network namespace")
+	if err := fs.Parse(args); err != nil {
+		return helperFail(nil, 126, fmt.Errorf("zygote arguments: %w", err))
+	}
+	if !validFDs(*control, *ruleset) || *control < 0 || *ruleset < 0 || !validNetns(*netns) || fs.NArg() != 0 {
+		return helperFail(nil, 126, errors.New("zygote arguments: need -control-fd, -ruleset-fd and -netns"))
+	}
+	for _, fd := range []int{*control, *ruleset} {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+			return helperFail(nil, 126, fmt.Errorf("zygote descriptor %d: %w", fd, err))
+		}
+	}
+	if err := zygoteSelfCheck(*netns); err != nil {
+		return helperFail(nil, 126, err)
+	}
+	// Not dumpable: nothing of the zygote's user may read its memory or
+	// descriptors through /proc, on top of Landlock's ptrace scoping.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return helperFail(nil, 126, fmt.Errorf("zygote: not dumpable: %w", err))
+	}
+	f := os.NewFile(uintptr(*control), "zygote-control")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return helperFail(nil, 126, fmt.Errorf("zygote control socket: %w", err))
+	}
+	conn, ok := c.(*net.UnixConn)
+	if !ok {
+		return helperFail(nil, 126, errors.New("zygote control descriptor is not a unix socket"))
+	}
+	s := &zygoteServer{conn: conn, ruleset: *ruleset, cmds: map[uint64]*zchild{}, jobs: make(chan zjob)}
+	go s.worker()
+	if err := s.send(frameReady, 0, nil); err != nil {
+		return helperFail(nil, 126, err)
+	}
+	err = s.serve()
+	s.killAll()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return helperFail(nil, 125, err)
+	}
+	return 0
+}
+
+// zygoteSelfCheck makes sure the zygote was born confined before it serves:
+// outside rein's network namespace, no_new_privs, a seccomp filter, no
+// capability, and a Landlock domain (which refuses to list "/", a
+// directory no grant ever covers).
+func zygoteSelfCheck(reinNetns string) error {
+	if id, err := netnsID("/proc/self/ns/net"); err != nil {
+		return err
+	} else if id == reinNetns {
+		return errors.New("zygote: still in rein's network namespace")
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return fmt.Errorf("zygote: %w", err)
+	}
+	want := map[string]func(string) bool{
+		"NoNewPrivs": func(v string) bool { return v == "1" },
+		"Seccomp":    func(v string) bool { return v == "2" },
+		"CapPrm":     func(v string) bool { return strings.Trim(v, "0") == "" },
+		"CapEff":     func(v string) bool { return strings.Trim(v, "0") == "" },
+	}
+	for line := range strings.Lines(string(status)) {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if ok, known := want[k]; known {
+			if !ok(strings.TrimSpace(v)) {
+				return fmt.Errorf("zygote: not confined: %s is %q", k, strings.TrimSpace(v))
+			}
+			delete(want, k)
+		}
+	}
+	if len(want) != 0 {
+		return fmt.Errorf("zygote: /proc/self/status lacks %d of the fields checked", len(want))
+	}
+	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+		return errors.New("zygote: not confined: / is readable, so no Landlock domain is in force")
+	}
+	if !errors.Is(err, unix.EACCES) {
+		return fmt.Errorf("zygote: checking Landlock: %w", err)
+	}
+	return nil
+}
+
+// zygoteServer is the zygote's state.
+type zygoteServer struct {
+	conn    *net.UnixConn
+	ruleset int
+	wmu     sync.Mutex // serialises writes to conn
+	mu      sync.Mutex
+	cmds    map[uint64]*zchild // running commands by id
+	wg      sync.WaitGroup     // the commands' goroutines
+	jobs    chan zjob          // to the spare worker
+}
+
+// zjob is a command for a worker.
+type zjob struct {
+	id  uint64
+	req runRequest
+	std [runFDs]int
+}
+
+// zchild is one running command.
+type zchild struct {
+	mu     sync.Mutex
+	pid    int
+	reaped bool
+}
+
+// signal signals c's process group while its leader is unreaped.
+func (c *zchild) signal(sig syscall.Signal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.reaped {
+		_ = syscall.Kill(-c.pid, sig) // ESRCH: gone already
+	}
+}
+
+func (s *zygoteServer) send(typ frameType, id uint64, body []byte) error {
+	b := appendFrame(nil, typ, id, body)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if _, err := s.conn.Write(b); err != nil {
+		return fmt.Errorf("zygote: writing to rein: %w", err)
+	}
+	return nil
+}
+
+// serve reads frames until the socket closes.
+func (s *zygoteServer) serve() error {
+	var fb frameBuf
+	var fds []int // received, not yet taken by a run frame
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	buf := make([]byte, 64<<10)
+	oob := make([]byte, unix.CmsgSpace(16*4))
+	for {
+		n, oobn, flags, _, err := s.conn.ReadMsgUnix(buf, oob) // MSG_CMSG_CLOEXEC on Linux
+		if oobn > 0 {
+			got, perr := parseRights(oob[:oobn])
+			fds = append(fds, got...)
+			if perr != nil {
+				return perr
+			}
+		}
+		if flags&unix.MSG_CTRUNC != 0 {
+			return errors.New("zygote: descriptors truncated")
+		}
+		fb.buf = append(fb.buf, buf[:n]...)
+		for {
+			f, ok, ferr := fb.next()
+			if ferr != nil {
+				return ferr
+			}
+			if !ok {
+				break
+			}
+			switch f.typ {
+			case frameRun:
+				if len(fds) < runFDs {
+					return errors.New("zygote protocol: a run frame without its descriptors")
+				}
+				var std [runFDs]int
+				copy(std[:], fds)
+				fds = fds[runFDs:]
+				req, rerr := decodeRunRequest(f.body)
+				if rerr != nil {
+					closeFDs(std[:])
+					return rerr
+				}
+				s.wg.Add(1)
+				s.jobs <- zjob{f.id, req, std}
+			case frameSignal:
+				sig, serr := bodyUint32(f.body)
+				if serr != nil {
+					return serr
+				}
+				s.mu.Lock()
+				c := s.cmds[f.id]
+				s.mu.Unlock()
+				if c != nil {
+					c.signal(syscall.Signal(sig))
+				}
+			default:
+				return fmt.Errorf("zygote protocol: unexpected frame %q", f.typ)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// parseRights returns the descriptors in a control message.
+func parseRights(oob []byte) ([]int, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, fmt.Errorf("zygote: control message: %w", err)
+	}
+	var fds []int
+	for _, m := range msgs {
+		got, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			closeFDs(fds)
+			return nil, fmt.Errorf("zygote: control message: %w", err)
+		}
+		fds = append(fds, got...)
+	}
+	return fds, nil
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// worker runs one command on an OS thread of its own. It locks the thread
+// before the command comes, and starts the next worker as soon as it has
+// one, so that no command waits for a thread to be made.
+func (s *zygoteServer) worker() {
+	// Never unlocked: the command's nested Landlock domain is this
+	// thread's, and the runtime ends the thread when this goroutine
+	// returns. The command's parent-death signal follows this thread,
+	// which lives until the command is reaped.
+	runtime.LockOSThread()
+	j := <-s.jobs
+	go s.worker()
+	s.run(j.id, j.req, j.std)
+}
+
+// run runs one command on the calling thread, which it confines further;
+// see zygoteMain. It answers on the command's status pipe, std[3].
+func (s *zygoteServer) run(id uint64, req runRequest, std [runFDs]int) {
+	defer s.wg.Done()
+	status := std[3]
+	defer unix.Close(status)
+	answer := func(typ frameType, body []byte) error {
+		b := appendFrame(nil, typ, id, body)
+		for len(b) > 0 {
+			n, err := unix.Write(status, b)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			b = b[n:]
+		}
+		return nil
+	}
+	pid, err := s.start(req, std)
+	closeFDs(std[:3])
+	if err != nil {
+		_ = answer(frameFailed, []byte(err.Error()))
+		return
+	}
+	c := &zchild{pid: pid}
+	s.mu.Lock()
+	s.cmds[id] = c
+	s.mu.Unlock()
+	if err := answer(frameStarted, uint32Body(uint32(pid))); err != nil {
+		c.signal(syscall.SIGKILL) // nobody waits for it
+	}
+	waitExited(pid)
+	c.mu.Lock()
+	_ = syscall.Kill(-pid, syscall.SIGKILL) // what the shell left in its group
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	c.reaped = true
+	c.mu.Unlock()
+	s.mu.Lock()
+	delete(s.cmds, id)
+	s.mu.Unlock()
+	_ = answer(frameDone, uint32Body(uint32(ws)))
+}
+
+// start confines the calling thread further and starts the command.
+func (s *zygoteServer) start(req runRequest, std [runFDs]int) (int, error) {
+	if err := ll.LandlockRestrictSelf(s.ruleset, 0); err != nil {
+		return 0, fmt.Errorf("sandbox: the command's Landlock domain: %w", err)
+	}
+	pid, err := syscall.ForkExec(req.argv[0], req.argv, &syscall.ProcAttr{
+		Dir:   req.dir,
+		Env:   req.env,
+		Files: []uintptr{uintptr(std[0]), uintptr(std[1]), uintptr(std[2])}, // not the status pipe
+		Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sandbox: starting %s in %s: %w", req.argv[0], req.dir, err)
+	}
+	return pid, nil
+}
+
+// killAll kills every running command's group, again until every
+// command's goroutine has reaped its shell (a command may still be
+// registering when the socket closes).
+func (s *zygoteServer) killAll() {
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	for {
+		s.mu.Lock()
+		for _, c := range s.cmds {
+			c.signal(syscall.SIGKILL)
+		}
+		s.mu.Unlock()
+		select {
+		case <-done:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
