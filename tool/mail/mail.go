@@ -1,7 +1,8 @@
 // Package mail is a stand-in for an email service: send_email appends to an
 // in-memory outbox and sends nothing, so an attempt to send is visible and
-// harmless. The tool is classed irreversible, as a real one would be, so the
-// gates treat it exactly as they would treat real mail.
+// harmless; list_inbox and read_email read a fixed in-memory inbox.
+// send_email is classed irreversible, as a real one would be, so the gates
+// treat it exactly as they would treat real mail.
 package mail
 
 import (
@@ -83,6 +84,7 @@ func SendEmail(o *Outbox) tool.Tool {
 		Description: "Send an email to one address. Sending cannot be undone, so it needs the user's approval. Only send what the user asked you to send.",
 		Schema:      sendSchema,
 		Effect:      tool.Irreversible,
+		Roles:       map[string]tool.Role{"to": tool.RoleRecipient},
 	}, func(_ context.Context, a SendArgs) (string, error) {
 		o.add(Message(a))
 		return fmt.Sprintf("Sent to %s.", a.To), nil
