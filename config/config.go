@@ -30,6 +30,11 @@ type Config struct {
 	Network     Network     `toml:"network" json:"network"`
 	Sandbox     Sandbox     `toml:"sandbox" json:"sandbox"`
 	Audit       Audit       `toml:"audit" json:"audit"`
+	Flow        Flow        `toml:"flow" json:"flow"`
+	// Prices are the models' prices, keyed "provider:model" (DefaultPrices,
+	// overridden per model by the files). Not recorded with the
+	// configuration: a session records the one price it used.
+	Prices map[string]Price `toml:"prices" json:"-"`
 }
 
 // Sandbox says where commands run.
@@ -57,6 +62,18 @@ type Network struct {
 	// webfetch reach; public hosts need no entry.
 	Allow []string `toml:"allow" json:"allow"`
 }
+
+// Flow configures the data-flow gate (gate/flow): what happens when a
+// side-effecting call carries, in a sensitive argument, a value that came
+// from a tool result and not from the user.
+type Flow struct {
+	// OnHit is "ask" (the default: a human must say yes, whatever the
+	// permission mode; bypass mode refuses), "deny" or "off".
+	OnHit string `toml:"on_hit" json:"on_hit"`
+}
+
+// flowStrictness orders the flow.on_hit values, loosest first.
+var flowStrictness = map[string]int{"off": 0, "ask": 1, "deny": 2}
 
 // Limits cap a run (see budget.Limits).
 type Limits struct {
@@ -111,18 +128,24 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText renders the duration like "30m0s".
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
+// DefaultMaxCostUSD is the cost cap of `rein run` (USD): a priced model's
+// session stops with stop reason budget once it has cost more.
+const DefaultMaxCostUSD = 5
+
 // Default returns the built-in configuration: the limits of `rein run`
-// (40 steps, 200 tool calls, 200,000 tokens, 30 minutes), read-only tools
-// allowed, audit logs flushed per record.
+// (40 steps, 200 tool calls, 200,000 tokens, 5 USD, 30 minutes), read-only
+// tools allowed, audit logs flushed per record, the built-in price table.
 func Default() Config {
 	b := budget.Defaults()
 	return Config{
 		Limits: Limits{MaxSteps: b.MaxSteps, MaxToolCalls: b.MaxToolCalls, MaxTokens: b.MaxTokens,
-			MaxCostUSD: b.MaxCostUSD, Timeout: Duration(b.MaxWall)},
+			MaxCostUSD: DefaultMaxCostUSD, Timeout: Duration(b.MaxWall)},
+		Prices:      DefaultPrices(),
 		Tools:       Tools{Allow: DefaultTools(), ReadLines: 2000},
 		Permissions: Permissions{Mode: string(permission.Default)},
 		Sandbox:     Sandbox{Backend: "auto"},
 		Audit:       Audit{Durability: "fsync"},
+		Flow:        Flow{OnHit: "ask"},
 	}
 }
 
@@ -163,7 +186,10 @@ func (c Config) Validate() error {
 	if _, err := c.Audit.Level(); err != nil {
 		return err
 	}
-	return nil
+	if _, ok := flowStrictness[c.Flow.OnHit]; !ok {
+		return fmt.Errorf("flow.on_hit is %q: use ask, deny or off", c.Flow.OnHit)
+	}
+	return validPrices(c.Prices)
 }
 
 // Level returns the audit durability.
@@ -219,6 +245,7 @@ func apply(c *Config, s Source) error {
 	next.Tools.Allow = slices.Clone(c.Tools.Allow)
 	next.Tools.Limits = maps.Clone(c.Tools.Limits)
 	next.Network.Allow = slices.Clone(c.Network.Allow)
+	next.Prices = maps.Clone(c.Prices)
 	next.Permissions.Rules = nil // rules accumulate: decode this file's alone
 	md, err := toml.Decode(string(data), &next)
 	if err != nil {
@@ -234,6 +261,9 @@ func apply(c *Config, s Source) error {
 			keys[i] = k.String()
 		}
 		return fmt.Errorf("config %s: unknown key %s (known: %s)", s.Path, strings.Join(keys, ", "), strings.Join(Keys(), ", "))
+	}
+	if err := checkPrices(next.Prices, md); err != nil {
+		return fmt.Errorf("config %s: %w", s.Path, err)
 	}
 	if s.Narrow {
 		if err := narrows(c, &next, md); err != nil {
@@ -293,8 +323,14 @@ func narrows(prev, next *Config, md toml.MetaData) error {
 			return fmt.Errorf("network.allow adds %q", h)
 		}
 	}
+	if was, now := flowStrictness[prev.Flow.OnHit], flowStrictness[next.Flow.OnHit]; next.Flow.OnHit != prev.Flow.OnHit && now < was {
+		return fmt.Errorf("flow.on_hit %q is looser than %q", next.Flow.OnHit, prev.Flow.OnHit)
+	}
 	if md.IsDefined("audit", "dir") {
 		return errors.New("audit.dir moves the audit log")
+	}
+	if md.IsDefined("prices") {
+		return errors.New("prices change what the cost cap counts")
 	}
 	if next.Sandbox.Backend != prev.Sandbox.Backend && (next.Sandbox.Backend == "none" || prev.Sandbox.Backend == "none" || next.Sandbox.Backend == "auto") {
 		return fmt.Errorf("sandbox.backend %q may weaken the sandbox", next.Sandbox.Backend)

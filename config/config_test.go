@@ -30,12 +30,14 @@ func TestDefault(t *testing.T) {
 	t.Parallel()
 	c := config.Default()
 	want := config.Config{
-		Limits: config.Limits{MaxSteps: 40, MaxToolCalls: 200, MaxTokens: 200_000, MaxCostUSD: 0,
+		Limits: config.Limits{MaxSteps: 40, MaxToolCalls: 200, MaxTokens: 200_000, MaxCostUSD: 5,
 			Timeout: config.Duration(30 * time.Minute)},
 		Tools:       config.Tools{Allow: config.DefaultTools(), ReadLines: 2000},
 		Permissions: config.Permissions{Mode: "default"},
 		Sandbox:     config.Sandbox{Backend: "auto"},
 		Audit:       config.Audit{Dir: "", Durability: "fsync"},
+		Flow:        config.Flow{OnHit: "ask"},
+		Prices:      config.DefaultPrices(),
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Default() = %+v, want %+v", c, want)
@@ -180,6 +182,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad mode", "[permissions]\nmode = \"yolo\"\n", []string{"permissions.mode", `unknown mode "yolo"`}},
 		{"durability sometimes", "[audit]\ndurability = \"sometimes\"\n",
 			[]string{`audit.durability is "sometimes"`, `"flush" or "fsync"`}},
+		{"flow on_hit allow", "[flow]\non_hit = \"allow\"\n", []string{`flow.on_hit is "allow"`, "ask, deny or off"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,7 +258,7 @@ func TestKeys(t *testing.T) {
 		"tools.allow", "tools.read_lines", "tools.limits",
 		"permissions.mode", "permissions.rules", "network.allow",
 		"sandbox.backend", "sandbox.image", "sandbox.runtime",
-		"audit.dir", "audit.durability",
+		"audit.dir", "audit.durability", "flow.on_hit", "prices",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {
 		t.Errorf("Keys() = %q, want %q", got, want)
@@ -269,6 +272,7 @@ func TestKeys(t *testing.T) {
 		"permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "git push" }]`,
 		"network.allow":     `["intranet.example:8080"]`,
 		"sandbox.backend":   `"landlock"`, "sandbox.image": `"img"`, "sandbox.runtime": `"podman"`,
+		"flow.on_hit": `"deny"`,
 	}
 	for _, k := range want {
 		v, ok := values[k]
@@ -418,11 +422,19 @@ allow = []
 		{"[audit]\ndir = \"/tmp/x\"\n", "audit.dir"},
 		{"[sandbox]\nbackend = \"none\"\n", `sandbox.backend "none"`},
 		{"[sandbox]\nimage = \"evil:latest\"\n", "sandbox.image"},
+		{"[flow]\non_hit = \"off\"\n", `flow.on_hit "off" is looser than "ask"`},
 	} {
 		_, err := config.Load(user, narrow(bad.content))
 		if err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), "only take rights away") {
 			t.Errorf("%q: %v, want an error containing %q", bad.content, err, bad.want)
 		}
+	}
+	// A project may make the data-flow gate stricter, not looser.
+	if c, err := config.Load(user, narrow("[flow]\non_hit = \"deny\"\n")); err != nil || c.Flow.OnHit != "deny" {
+		t.Errorf("flow.on_hit deny from a project: %v %v", c.Flow, err)
+	}
+	if _, err := config.Load(file(t, "[flow]\non_hit = \"deny\"\n"), narrow("[flow]\non_hit = \"ask\"\n")); err == nil {
+		t.Error("a project loosened flow.on_hit from deny to ask")
 	}
 	// The same file as a trusted source widens as asked.
 	if c, err := config.Load(user, file(t, "[tools]\nallow = [\"webfetch\"]\n")); err != nil || c.Tools.Allow[0] != "webfetch" {

@@ -12,6 +12,7 @@ package secret
 
 import (
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // secretWords mark an environment variable's name as a secret's.
@@ -122,4 +124,51 @@ func CredentialDirs(home string) []string {
 		}
 	}
 	return found
+}
+
+// SessionToken is a session's token for the processes it starts
+// (REIN_SESSION_TOKEN): random, shown only masked, and rotated when the
+// session ends, so that a token a command saw or leaked is no longer the
+// session's. It is safe for concurrent use.
+type SessionToken struct {
+	mu  sync.Mutex
+	cur string
+}
+
+// NewSessionToken returns a fresh token.
+func NewSessionToken() (*SessionToken, error) {
+	tok, err := NewToken()
+	if err != nil {
+		return nil, err
+	}
+	return &SessionToken{cur: tok}, nil
+}
+
+// Value returns the current token, for a child's environment only: never
+// print or log it (Masked is for that).
+func (t *SessionToken) Value() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cur
+}
+
+// Masked returns the current token as Mask shows it.
+func (t *SessionToken) Masked() string { return Mask(t.Value()) }
+
+// Valid reports whether s is the current token (in constant time).
+func (t *SessionToken) Valid(s string) bool {
+	cur := t.Value()
+	return len(s) == len(cur) && subtle.ConstantTimeCompare([]byte(s), []byte(cur)) == 1
+}
+
+// Rotate replaces the token with a new one; the old one is no longer Valid.
+func (t *SessionToken) Rotate() error {
+	tok, err := NewToken()
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	t.cur = tok
+	t.mu.Unlock()
+	return nil
 }

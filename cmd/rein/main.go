@@ -1,6 +1,7 @@
 // Command rein runs AI agents with guardrails: the model proposes tool calls,
 // rein's gates decide, the tools act, and everything is recorded.
 //
+//	rein                 a conversation with the agent (rein chat)
 //	rein demo            the seven scripted seed scenarios (no key, no network)
 //	rein run TASK        one task under the gates
 //	rein policy check    verdicts for JSONL tool calls on stdin
@@ -35,6 +36,7 @@ const (
 var version = "dev"
 
 type cli struct {
+	Chat     chatCmd     `cmd:"" default:"withargs" help:"Talk to the agent: each line you type at the You: prompt is a task, with the conversation so far; /exit leaves. What rein does with no command."`
 	Demo     demoCmd     `cmd:"" help:"Run the scripted scenarios: no key, no network. All of them when no NAME is given."`
 	Run      runCmd      `cmd:"" help:"Run one task under rein's gates, budget and audit log."`
 	Policy   policyCmd   `cmd:"" help:"Check tool calls against the gates without running them."`

@@ -59,6 +59,7 @@ func TestScript(t *testing.T) {
 			"jsonpluck":   cmdJSONPluck,
 			"jsonfind":    cmdJSONFind,
 			"auditcheck":  cmdAuditCheck,
+			"eventcheck":  cmdEventCheck,
 			"superlinear": cmdSuperlinear,
 		},
 	})
@@ -70,11 +71,13 @@ func TestScript(t *testing.T) {
 //	HOME             $WORK/home
 //	XDG_CONFIG_HOME  $WORK/home/.config   (user config: rein/config.toml)
 //	XDG_STATE_HOME   $WORK/home/.local/state  (default audit dir: rein/audit)
+//	OPENAI_FAKE_URL  a local Chat Completions server (fakeopenai_test.go)
 func setup(e *testscript.Env) error {
 	home := filepath.Join(e.WorkDir, "home")
 	e.Setenv("HOME", home)
 	e.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	e.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	startFakeOpenAI(e)
 	return os.MkdirAll(home, 0o755)
 }
 
@@ -361,6 +364,47 @@ func cmdAuditCheck(ts *testscript.TestScript, neg bool, args []string) {
 	if final && finalSession != session {
 		ts.Fatalf("%s: the final object names session %q, the records %q", args[0], finalSession, session)
 	}
+}
+
+// eventcheck FILE checks that FILE is a `rein run --json` stream: events
+// of the known kinds (text, tool_call, verdict, result, stop), all of one
+// session, each tool_call followed by its verdict, a stop event before the
+// end, then one final object that names the same session and an audit log
+// that is whole (as auditcheck checks it).
+func cmdEventCheck(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: eventcheck FILE")
+	}
+	objs := objects(ts, args[0])
+	if len(objs) < 2 {
+		ts.Fatalf("%s: %d line(s); a stream has at least a stop event and the final object", args[0], len(objs))
+	}
+	final := objs[len(objs)-1]
+	if _, ok := final["type"]; ok {
+		ts.Fatalf("%s: the last line is an event, not the final object", args[0])
+	}
+	session := render(final["session"])
+	kinds := map[string]bool{"text": true, "tool_call": true, "verdict": true, "result": true, "stop": true}
+	pendingCall := ""
+	for i, e := range objs[:len(objs)-1] {
+		kind := render(e["type"])
+		switch {
+		case !kinds[kind]:
+			ts.Fatalf("%s:%d: unknown event type %q", args[0], i+1, kind)
+		case render(e["session"]) != session:
+			ts.Fatalf("%s:%d: session %s, the final object names %s", args[0], i+1, render(e["session"]), session)
+		case pendingCall != "" && (kind != "verdict" || render(e["call_id"]) != pendingCall):
+			ts.Fatalf("%s:%d: a %s event follows tool_call %s, want its verdict", args[0], i+1, kind, pendingCall)
+		}
+		pendingCall = ""
+		if kind == "tool_call" {
+			pendingCall = render(e["call_id"])
+		}
+	}
+	if last := render(objs[len(objs)-2]["type"]); last != "stop" {
+		ts.Fatalf("%s: the last event is %s, want stop", args[0], last)
+	}
+	cmdAuditCheck(ts, false, []string{render(final["audit"])})
 }
 
 // stepLine is a trace line "step N |  T tokens | text".

@@ -46,7 +46,7 @@ func (c *policyCheckCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return usagef("--workdir %s: %v", c.Workdir, err)
 	}
-	rc := runCmd{Workdir: workdir, Config: c.Config, Tools: c.Tools, Mode: c.Mode, MaxToolCalls: c.MaxToolCalls}
+	rc := agentFlags{Workdir: workdir, Config: c.Config, Tools: c.Tools, Mode: c.Mode, MaxToolCalls: c.MaxToolCalls}
 	cfg, _, err := rc.config(workdir)
 	if err != nil {
 		return usageError{err}

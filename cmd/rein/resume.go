@@ -154,7 +154,7 @@ func compact(b json.RawMessage) string {
 
 // resumeModel rebuilds the session's model, moved on past the calls it made.
 func resumeModel(name string, made int) (model.Model, error) {
-	rc := runCmd{Model: name}
+	rc := agentFlags{Model: name}
 	m, err := rc.model()
 	if err != nil {
 		return nil, err

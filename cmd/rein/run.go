@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/approve"
-	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/gate/permission"
@@ -29,28 +27,35 @@ import (
 )
 
 type runCmd struct {
-	Task            string         `arg:"" help:"The task, in words."`
-	Model           string         `placeholder:"PROVIDER:MODEL" help:"The model. scripted:PATH plays a script file (docs/script-format.md)."`
+	Task            string `arg:"" help:"The task, in words."`
+	Expect          string `placeholder:"NUMBER" help:"Ground truth: the answer passes when it contains this number (compared as a number) and the run ended done."`
+	RollbackOnAbort bool   `name:"rollback-on-abort" help:"When the run is aborted (Ctrl-C, SIGTERM), undo its file changes without asking."`
+	agentFlags      `embed:""`
+}
+
+// agentFlags are the flags of every command that runs the agent: rein run
+// and the conversation (rein with no command).
+type agentFlags struct {
+	Model           string         `placeholder:"PROVIDER:MODEL" help:"The model: anthropic:MODEL, openai:MODEL (also any OpenAI-compatible server, with --base-url), or scripted:PATH to play a script file (docs/script-format.md)."`
 	Tools           []string       `sep:"," placeholder:"TOOL" help:"Allowlist: the only tools the model sees and may call (default tools.allow from config, else every built-in tool but send_email; see rein tools)."`
 	Mode            string         `placeholder:"MODE" help:"Permission mode: default (reads and planning run, the rest asks), accept-edits (file edits run too), plan (read-only), bypass (what the hard gates allow runs; what they would ask about is refused). Default: permissions.mode from config, else default."`
 	Workdir         string         `default:"." placeholder:"DIR" help:"Work directory: the file tools and the shell see it and nothing outside it."`
 	MaxSteps        *int           `placeholder:"N" help:"Stop after N model calls (default 40)."`
 	MaxToolCalls    *int           `placeholder:"N" help:"Stop when the model asks for more than N tool calls (default 200)."`
 	MaxTokens       *int64         `placeholder:"N" help:"Stop when more than N tokens were used (default 200000)."`
-	MaxCostUSD      *float64       `name:"max-cost-usd" placeholder:"USD" help:"Stop when the run cost more than this (default: no cap; the scripted model costs nothing)."`
+	MaxCostUSD      *float64       `name:"max-cost-usd" placeholder:"USD" help:"Stop with stop reason budget when the session cost more than this (default 5; 0 for no cap). Prices come from the config's [prices] table; a model without a price is not tracked, and the scripted model costs nothing."`
 	Timeout         *time.Duration `placeholder:"DURATION" help:"Stop after this wall time, like 90s or 30m (default 30m)."`
 	ReadLines       *int           `placeholder:"N" help:"Lines read_file returns when the model gives no limit (default 2000, at most 2000)."`
-	Expect          string         `placeholder:"NUMBER" help:"Ground truth: the answer passes when it contains this number (compared as a number) and the run ended done."`
-	JSON            bool           `name:"json" help:"Print every audit record as a JSON line, then one final JSON object."`
+	JSON            bool           `name:"json" help:"Print one JSON event per line (text, tool_call, verdict, result, stop), then one final JSON object."`
 	AuditDir        string         `placeholder:"DIR" help:"Directory for the audit log (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
 	Config          string         `placeholder:"FILE" help:"A config file applied after ~/.config/rein/config.toml and DIR/.rein/config.toml."`
 	Durability      string         `placeholder:"LEVEL" help:"Audit durability: fsync (every record on disk before the next step; the default) or flush (handed to the OS: survives a crash of rein, not of the machine)."`
-	RollbackOnAbort bool           `name:"rollback-on-abort" help:"When the run is aborted (Ctrl-C, SIGTERM), undo its file changes without asking."`
 	Sandbox         string         `placeholder:"BACKEND" help:"Where commands run: auto (the strongest that works here: landlock, else docker with --image; with none working, commands are refused), landlock, docker, none (unsandboxed, only when asked for). Default: sandbox.backend from config, else auto."`
 	Image           string         `placeholder:"IMAGE" help:"Container image for --sandbox docker (never pulled)."`
 	BaseURL         string         `name:"base-url" placeholder:"URL" help:"The provider's API base URL (default ANTHROPIC_BASE_URL or OPENAI_BASE_URL, else the provider's own); a local OpenAI-compatible server needs no key. Keys come only from ANTHROPIC_API_KEY / OPENAI_API_KEY."`
 	LLMTimeout      time.Duration  `name:"llm-timeout" default:"120s" help:"Timeout of one model call; the provider's SDK retries 429 and 5xx with backoff."`
 	MaxContext      int64          `name:"max-context-tokens" default:"150000" placeholder:"N" help:"Context budget: before a model call over 80% of it, the middle of the conversation is replaced by a summary (the task and the newest messages stay)."`
+	ApprovalTimeout time.Duration  `name:"approval-timeout" default:"60s" placeholder:"DURATION" help:"How long an approval prompt waits on the terminal; no answer in time is No. Without a terminal every approval is No."`
 }
 
 // settings is the effective configuration of a run, recorded at session start.
@@ -64,58 +69,130 @@ type settings struct {
 	// only): their values are redacted from everything the model and the
 	// log see, and commands never get them.
 	SecretEnv []string `json:"secret_env,omitempty"`
+	// PromptCheck is the verdict of the system-prompt check (secret.CheckPrompt).
+	PromptCheck string `json:"prompt_check,omitempty"`
+	// Price is what the model is charged at, per million tokens; absent
+	// when the price table has none for it.
+	Price *config.Price `json:"price_per_mtok,omitempty"`
+	// Conversation marks an interactive session (rein with no command).
+	Conversation bool `json:"conversation,omitempty"`
+}
+
+// prepared is a session ready to run: its spec (without the task), how
+// its cost is counted, and the human at the terminal.
+type prepared struct {
+	spec    harness.Spec
+	pricing pricing
+	maxCost float64
+	lines   *approve.Lines
+	tty     bool // stdin is a terminal
 }
 
 func (c *runCmd) Run(ctx context.Context, e env) error {
 	if strings.TrimSpace(c.Task) == "" {
 		return usagef("the task is empty: say what the agent should do, e.g. rein run --model scripted:script.json \"Read notes.txt and sum the amounts\"")
 	}
-	workdir, err := filepath.Abs(c.Workdir)
-	if err != nil {
-		return usagef("--workdir %s: %v", c.Workdir, err)
-	}
-	cfg, files, err := c.config(workdir)
-	if err != nil {
-		return usageError{err}
-	}
 	if c.Expect != "" {
 		if _, err := eval.ParseExpected(c.Expect); err != nil {
 			return usagef("--expect: %v", err)
 		}
 	}
-	if st, err := os.Stat(workdir); err != nil || !st.IsDir() {
-		return usagef("--workdir: %s is not a directory", c.Workdir)
-	}
-	m, err := c.model()
+	p, err := c.prepare(e)
 	if err != nil {
 		return err
 	}
-	dir, err := auditDir(c.AuditDir, cfg)
-	if err != nil {
-		return err
-	}
-	durability, _ := cfg.Audit.Level() // validated by Load
-	spec := harness.Spec{
-		Task: c.Task, Model: m, WorkDir: workdir, ReadLines: cfg.Tools.ReadLines,
-		Policy: policyOf(cfg, approve.Deny{}), NetAllow: cfg.Network.Allow,
-		Limits: cfg.Limits.Budget(), Expect: c.Expect, AuditDir: dir, Durability: durability,
-		Meta: settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, Expect: c.Expect,
-			SecretEnv: secret.Names(os.Environ())},
-		Sandbox:          harness.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime},
-		Announce:         announce(e),
-		Redact:           secret.NewRedactor(os.Environ()).Redact,
-		System:           prompt.System(),
-		Price:            price(c.Model),
-		MaxContextTokens: c.MaxContext,
-	}
-	out, err := session(ctx, e.stdout, spec, c.JSON, true)
+	defer p.lines.Close()
+	p.spec.Task, p.spec.Expect = c.Task, c.Expect
+	meta := p.spec.Meta.(settings)
+	meta.Expect = c.Expect
+	p.spec.Meta = meta
+	out, err := runSession(ctx, e, p.spec, c.JSON, true, p)
 	if err != nil {
 		return err
 	}
 	if out.Stop == agent.StopAborted && len(out.Changed) > 0 && out.RollbackDir != "" {
-		offerRollback(e, out, c.RollbackOnAbort, c.JSON)
+		offerRollback(e, p.lines, p.tty, out, c.RollbackOnAbort, c.JSON)
 	}
 	return exitCode(stopCode(out.Stop))
+}
+
+// prepare checks the flags and the environment and builds the session's
+// spec: config, model, approver, secrets, price. Warnings go to stderr.
+func (c *agentFlags) prepare(e env) (*prepared, error) {
+	workdir, err := filepath.Abs(c.Workdir)
+	if err != nil {
+		return nil, usagef("--workdir %s: %v", c.Workdir, err)
+	}
+	cfg, files, err := c.config(workdir)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if st, err := os.Stat(workdir); err != nil || !st.IsDir() {
+		return nil, usagef("--workdir: %s is not a directory", c.Workdir)
+	}
+	m, err := c.model()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := auditDir(c.AuditDir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	system := prompt.System()
+	secretNames, err := startupChecks(e.stderr, os.Environ(), system)
+	if err != nil {
+		return nil, err
+	}
+	pr := pricingOf(cfg, c.Model)
+	var price *config.Price
+	if pr.known {
+		price = &pr.price
+	}
+	tty := isTerminal(e.stdin)
+	lines := approve.NewLines(e.stdin)
+	durability, _ := cfg.Audit.Level() // validated by Load
+	spec := harness.Spec{
+		Model: m, WorkDir: workdir, ReadLines: cfg.Tools.ReadLines,
+		Policy: policyOf(cfg, approve.Terminal(lines, e.stderr, tty, c.ApprovalTimeout)), NetAllow: cfg.Network.Allow,
+		Limits: cfg.Limits.Budget(), AuditDir: dir, Durability: durability,
+		Meta: settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
+			PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: price},
+		Sandbox:          harness.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime},
+		Announce:         announce(e),
+		Redact:           secret.NewRedactor(os.Environ()).Redact,
+		System:           system,
+		Price:            pr.cost(),
+		MaxContextTokens: c.MaxContext,
+		Drift:            true,
+	}
+	return &prepared{spec: spec, pricing: pr, maxCost: cfg.Limits.MaxCostUSD, lines: lines, tty: tty}, nil
+}
+
+// startupChecks warns, on w, of the secret-looking environment variables
+// (names only) and the credential directories that exist, and refuses a
+// system prompt that would leak the environment. It returns the names.
+func startupChecks(w io.Writer, environ []string, system string) ([]string, error) {
+	names := secret.Names(environ)
+	if err := secret.CheckPrompt(system, names); err != nil {
+		return nil, fmt.Errorf("refusing to start: %w", err)
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(w, "rein: secret-looking environment variables (names only): %s; their values are redacted from what the model and the audit log see, and commands never get them\n",
+			strings.Join(names, ", "))
+	}
+	if dirs := secret.CredentialDirs(home()); len(dirs) > 0 {
+		fmt.Fprintf(w, "rein: credentials on this machine: %s; the file tools see only the work dir and sandboxed commands cannot read them, but --sandbox none can\n",
+			strings.Join(dirs, ", "))
+	}
+	return names, nil
+}
+
+func home() string {
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return h
 }
 
 // announce tells the user, loudly, when commands run unsandboxed or not at all.
@@ -133,15 +210,16 @@ func announce(e env) func(string) {
 // offerRollback undoes an aborted session's file changes: at once with
 // --rollback-on-abort, after a yes on a terminal otherwise. The default is
 // to keep them (rein rollback SESSION undoes them later).
-func offerRollback(e env, out *harness.Outcome, unasked, quiet bool) {
+func offerRollback(e env, lines *approve.Lines, tty bool, out *harness.Outcome, unasked, quiet bool) {
 	w := e.stderr
 	if !unasked {
-		if !isTerminal(e.stdin) {
+		if !tty {
 			return
 		}
 		fmt.Fprintf(w, "rein: roll back the %d file(s) this session changed? [y/N] ", len(out.Changed))
-		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		// The session's context is aborted: this question has its own.
+		line, _ := lines.Next(context.Background(), approve.DefaultTimeout)
+		if !approve.Yes(line) {
 			fmt.Fprintf(w, "rein: kept; undo later with: rein rollback %s\n", out.Session)
 			return
 		}
@@ -173,29 +251,52 @@ func isTerminal(r io.Reader) bool {
 }
 
 // session runs spec and prints it to w: as a trace and summary, or with
-// asJSON as the final object, preceded by every audit record when events.
+// asJSON as the final object, preceded by the event stream when events.
 func session(ctx context.Context, w io.Writer, spec harness.Spec, asJSON, events bool) (*harness.Outcome, error) {
-	enc := json.NewEncoder(w)
+	return runSession(ctx, env{stdout: w, stderr: io.Discard}, spec, asJSON, events, nil)
+}
+
+// finalObject is the last line of --json: the session's final object, and
+// what it cost when its price is known to rein run.
+type finalObject struct {
+	harness.Final
+	Cost *costBreakdown `json:"cost,omitempty"`
+}
+
+// runSession runs spec and prints it: a trace and summary on stdout, or
+// with asJSON the event stream (when events) and the final object. With p,
+// the session's cost breakdown ends it (on stderr in text mode, under
+// "cost" in the final object).
+func runSession(ctx context.Context, e env, spec harness.Spec, asJSON, events bool, p *prepared) (*harness.Outcome, error) {
+	w := e.stdout
 	t := &tracer{w: w, auditDir: spec.AuditDir}
 	switch {
 	case !asJSON:
 		spec.Observe = t.observe
 	case events:
-		spec.Observe = func(r audit.Record) { _ = enc.Encode(r) } // stdout is best effort; the audit file is the record
+		spec.Observe = eventWriter(w)
 	}
 	out, err := harness.Run(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
+	var cost *costBreakdown
+	if p != nil {
+		b := p.pricing.breakdown(out.Usage, p.maxCost)
+		cost = &b
+	}
 	if asJSON {
-		return out, enc.Encode(out.Final())
+		return out, json.NewEncoder(w).Encode(finalObject{Final: out.Final(), Cost: cost})
 	}
 	t.summary(out)
+	if cost != nil {
+		cost.print(e.stderr)
+	}
 	return out, nil
 }
 
 // config loads the user's file, the project's, then --config, then applies flags.
-func (c *runCmd) config(workdir string) (config.Config, []string, error) {
+func (c *agentFlags) config(workdir string) (config.Config, []string, error) {
 	sources := []config.Source{{Path: config.UserFile()}, {Path: config.ProjectFile(workdir), Narrow: true}}
 	if c.Config != "" {
 		sources = append(sources, config.Source{Path: c.Config, Required: true})
@@ -252,7 +353,7 @@ func set[T any](dst *T, flag *T) {
 }
 
 // model builds the model named by --model.
-func (c *runCmd) model() (model.Model, error) {
+func (c *agentFlags) model() (model.Model, error) {
 	if c.Model == "" {
 		return nil, usagef("no model: pass --model scripted:PATH to play a script file (see docs/script-format.md)")
 	}
@@ -287,23 +388,6 @@ func (c *runCmd) model() (model.Model, error) {
 	return nil, usagef("--model %q: unknown provider %q; this build knows: scripted, anthropic, openai", c.Model, provider)
 }
 
-// price returns the cost function of a model, nil when its price is not
-// known (cost is then not tracked, and --max-cost-usd cannot stop the run).
-func price(m string) func(model.Usage) float64 {
-	provider, name, _ := strings.Cut(m, ":")
-	switch provider {
-	case "openai":
-		if p, ok := openai.PriceOf(openai.DefaultPrices(), name); ok {
-			return func(u model.Usage) float64 { return openai.Cost(p, u) }
-		}
-	case "anthropic":
-		if p, ok := anthropic.PriceFor(anthropic.DefaultPrices(), name); ok {
-			return func(u model.Usage) float64 { return anthropic.Cost(p, u) }
-		}
-	}
-	return nil
-}
-
 // knownTools is the tool set of this build, for checking names before a run.
 func knownTools() *tool.Registry {
 	reg, err := harness.Tools(harness.Env{ReadLines: 1})
@@ -316,7 +400,7 @@ func knownTools() *tool.Registry {
 // policyOf is the session policy a configuration describes.
 func policyOf(cfg config.Config, a approve.Approver) harness.Policy {
 	return harness.Policy{Allowed: cfg.Tools.Allow, Mode: permission.Mode(cfg.Permissions.Mode),
-		Rules: cfg.Permissions.Rules, ToolLimits: cfg.Tools.Limits, Approver: a}
+		Rules: cfg.Permissions.Rules, ToolLimits: cfg.Tools.Limits, Approver: a, Flow: cfg.Flow.OnHit}
 }
 
 // stopCode maps a stop reason to rein's exit status.

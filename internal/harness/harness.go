@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/agent"
@@ -20,11 +21,15 @@ import (
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/eval"
+	"github.com/reinhq/rein/gate/drift"
+	"github.com/reinhq/rein/gate/flow"
 	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/intake"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/secret"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool/bank"
 	"github.com/reinhq/rein/tool/desk"
 	"github.com/reinhq/rein/tool/mail"
 	"github.com/reinhq/rein/tool/plan"
@@ -49,7 +54,9 @@ type Spec struct {
 	// Asker answers ask_question; nil means nobody answers.
 	Asker approve.Asker
 	// Desk, when set, adds the support-desk tools over this store.
-	Desk   *desk.Store
+	Desk *desk.Store
+	// Bank, when set, adds the bank tools over this ledger.
+	Bank   *bank.Ledger
 	Limits budget.Limits
 	// Expect is the ground-truth number the answer must contain; empty for none.
 	Expect string
@@ -83,6 +90,16 @@ type Spec struct {
 	// Announce, when set, is told the sandbox chosen before the session
 	// starts (rein prints a loud warning for none).
 	Announce func(backend string)
+	// Drift adds the intent-drift gate (gate/drift): a high-risk call whose
+	// arguments name something sensitive that neither the task (nor, in a
+	// conversation, any later message of the user's) nor the scratchpad
+	// mentions needs a human's yes.
+	Drift bool
+	// Next, when set, makes the session a conversation: after each task
+	// that ends done, Next gets the result and returns the user's next
+	// message; the loop goes on with the whole conversation so far, in the
+	// same audit log, under the same limits. ok false ends the session.
+	Next func(ctx context.Context, res agent.Result) (msg string, ok bool)
 }
 
 // Resumed is an interrupted session to continue.
@@ -177,6 +194,13 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if spec.Resume != nil {
 		id = spec.Resume.Log.Session()
 	}
+	// Commands get the allowlisted environment and the session's id and
+	// token; the token is rotated when the session ends.
+	token, err := secret.NewSessionToken()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = token.Rotate() }() // the old token is no longer the session's
 	// Only a session that may run commands opens a sandbox.
 	var exec sandbox.Executor = unavailable{errors.New("run_bash is not on this session's allowlist")}
 	backend := ""
@@ -186,14 +210,17 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 			return nil, err
 		}
 		defer closeExec.Close()
-		exec, backend = ex, b
+		exec, backend = sessionEnv{Executor: ex, base: childBase(b, os.Environ()), session: id, token: token}, b
 	}
+	// The token never reaches the model or the log in full, whatever a
+	// command prints.
+	redact := withToken(spec.Redact, token.Value())
 	if spec.Announce != nil && backend != "" {
 		spec.Announce(backend)
 	}
 	net := &network.Policy{Allow: spec.NetAllow}
 	env := Env{Root: root, WorkDir: workdir, ReadLines: spec.ReadLines, Outbox: &mail.Outbox{}, Plan: plan.New(),
-		Desk: spec.Desk, Asker: spec.Asker, Net: net, Exec: exec}
+		Desk: spec.Desk, Bank: spec.Bank, Asker: spec.Asker, Net: net, Exec: exec}
 	reg, err := Tools(env)
 	if err != nil {
 		return nil, err
@@ -201,11 +228,24 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if err := reg.CheckNames(spec.Policy.Allowed); err != nil {
 		return nil, fmt.Errorf("allowlist: %w", err)
 	}
+	var dg *drift.Gate
+	if spec.Drift {
+		dg = drift.New(spec.Task, env.Plan)
+		spec.Policy.Drift = dg
+	}
+	// The data-flow gate judges by what the loop tells this ledger.
+	var prov agent.Provenance
+	if spec.Policy.Flow != "off" {
+		if spec.Policy.Provenance == nil {
+			spec.Policy.Provenance = flow.NewLedger()
+		}
+		prov = spec.Policy.Provenance
+	}
 	gates, err := Gates(spec.Policy, workdir, net)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := json.Marshal(sessionMeta{Settings: spec.Meta, Sandbox: backend})
+	meta, err := json.Marshal(sessionMeta{Settings: spec.Meta, Sandbox: backend, Token: token.Masked()})
 	if err != nil {
 		return nil, fmt.Errorf("encode configuration: %w", err)
 	}
@@ -215,10 +255,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 			return nil, err
 		}
 	}
-	opts := []audit.Option{audit.WithDurability(spec.Durability)}
-	if spec.Redact != nil {
-		opts = append(opts, audit.WithRedactor(spec.Redact))
-	}
+	opts := []audit.Option{audit.WithDurability(spec.Durability), audit.WithRedactor(redact)}
 	if spec.Observe != nil {
 		opts = append(opts, audit.WithObserver(spec.Observe))
 	}
@@ -245,8 +282,9 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		Meta:             meta,
 		Session:          id,
 		Snapshots:        snaps,
-		Redact:           spec.Redact,
+		Redact:           redact,
 		Intake:           intake.Wrapper{},
+		Provenance:       prov,
 		Price:            spec.Price,
 		MaxContextTokens: spec.MaxContextTokens,
 		System:           spec.System,
@@ -259,6 +297,16 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		res = loop.Resume(ctx, spec.Resume.State)
 	} else {
 		res = loop.Run(ctx, spec.Task)
+	}
+	for spec.Next != nil && res.Stop == agent.StopDone {
+		msg, ok := spec.Next(ctx, res)
+		if !ok {
+			break
+		}
+		if dg != nil {
+			dg.AddGoal(msg)
+		}
+		res = loop.Resume(ctx, nextTurn(res, redact(msg)))
 	}
 	if err := log.Close(); err != nil && res.Err == nil {
 		res.Stop, res.Err = agent.StopError, fmt.Errorf("close the audit log: %w", err)
@@ -287,6 +335,35 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 type sessionMeta struct {
 	Settings any    `json:"settings,omitempty"`
 	Sandbox  string `json:"sandbox,omitempty"`
+	// Token is the session token commands get, masked (secret.Mask).
+	Token string `json:"session_token,omitempty"`
+}
+
+// withToken returns redact, also replacing the session token.
+func withToken(redact func(string) string, token string) func(string) string {
+	return func(s string) string {
+		if strings.Contains(s, token) {
+			s = strings.ReplaceAll(s, token, "[REDACTED:REIN_SESSION_TOKEN]")
+		}
+		if redact != nil {
+			s = redact(s)
+		}
+		return s
+	}
+}
+
+// nextTurn is where a conversation stands when the user says msg after a
+// task that ended done: the conversation so far and the user's message
+// (marked as the user's input, like the first task), with what was used
+// counted on.
+func nextTurn(res agent.Result, msg string) agent.State {
+	msgs := append([]model.Message(nil), res.Messages...)
+	msgs = append(msgs, model.Message{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(intake.Wrapper{}.Task(msg))}})
+	return agent.State{
+		Messages: msgs,
+		Used:     budget.Used{Steps: res.Steps, ToolCalls: res.ToolCalls, Usage: res.Usage, Tokens: res.Tokens, CostUSD: res.CostUSD},
+		Note:     "the user said: " + msg,
+	}
 }
 
 // seed copies files into a new temporary directory.

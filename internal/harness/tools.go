@@ -6,12 +6,15 @@ import (
 
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/drift"
+	"github.com/reinhq/rein/gate/flow"
 	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/gate/scope"
 	"github.com/reinhq/rein/gate/shell"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/bank"
 	"github.com/reinhq/rein/tool/bash"
 	"github.com/reinhq/rein/tool/calc"
 	"github.com/reinhq/rein/tool/desk"
@@ -33,6 +36,7 @@ type Env struct {
 	Asker     approve.Asker
 	Net       *network.Policy
 	Exec      sandbox.Executor
+	Bank      *bank.Ledger // the bank tools are present only with a ledger
 }
 
 // Tools returns the registry of a session's tools.
@@ -63,6 +67,9 @@ func Tools(e Env) (*tool.Registry, error) {
 	if e.Desk != nil {
 		tools = append(tools, desk.OrderStatus(e.Desk), desk.SendReply(e.Desk))
 	}
+	if e.Bank != nil {
+		tools = append(tools, bank.Tools(e.Bank)...)
+	}
 	return tool.NewRegistry(tools...)
 }
 
@@ -73,12 +80,45 @@ type Policy struct {
 	Rules      []permission.Rule
 	ToolLimits map[string]int
 	Approver   approve.Approver
+	// Drift, when set, is the intent-drift gate; it goes before the
+	// permission gate, so it asks even where the mode would allow.
+	Drift *drift.Gate
+	// Flow is what the data-flow gate does when a side-effecting call
+	// carries a value that came from a tool result, not from the user:
+	// "ask" (also ""), "deny" or "off" (no gate).
+	Flow string
+	// Provenance is the ledger the data-flow gate judges by; the loop feeds
+	// it. Nil gives the gate an empty ledger of its own (policy check).
+	Provenance *flow.Ledger
+}
+
+// FlowGate returns the data-flow gate for a Flow setting over l, nil for
+// "off". The setting is one of config's flow.on_hit values.
+func FlowGate(setting string, l *flow.Ledger, workdir string) (*flow.Gate, error) {
+	onHit := gate.Ask
+	switch setting {
+	case "", "ask":
+	case "deny":
+		onHit = gate.Deny
+	case "off":
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("flow.on_hit is %q: use ask, deny or off", setting)
+	}
+	if l == nil {
+		l = flow.NewLedger()
+	}
+	return flow.NewGate(l, onHit).WithWorkDir(workdir), nil
 }
 
 // Gates returns the session's pipeline, cheapest gate first: availability,
-// validation, scope, existence, shell, network, confirm, limit, permission,
-// then approval. In bypass mode nobody is asked: what a gate would ask
-// about is refused.
+// validation, scope, existence, shell, network, flow, confirm, limit,
+// permission, then approval. In bypass mode nobody is asked: what a gate
+// would ask about is refused.
+//
+// The data-flow gate goes before confirm so that when both ask (a payment
+// to a recipient a tool result named), the human reads its reason, the one
+// that matters; since the first Deny wins, the order changes no decision.
 func Gates(p Policy, workdir string, net *network.Policy) (*gate.Pipeline, error) {
 	if p.Mode == "" {
 		p.Mode = permission.Default
@@ -95,17 +135,29 @@ func Gates(p Policy, workdir string, net *network.Policy) (*gate.Pipeline, error
 	if net == nil {
 		net = &network.Policy{}
 	}
-	pl := gate.NewPipeline(p.Approver,
+	gates := []gate.Gate{
 		gate.NewAvailability(p.Allowed),
 		gate.Validation{},
 		sc,
 		gate.Existence{},
 		shell.NewGate(shOpts),
 		network.NewGate(net),
+	}
+	fg, err := FlowGate(p.Flow, p.Provenance, workdir)
+	if err != nil {
+		return nil, err
+	}
+	if fg != nil {
+		gates = append(gates, fg)
+	}
+	gates = append(gates,
 		gate.Confirm{},
 		gate.NewLimit(p.ToolLimits),
-		perm,
 	)
+	if p.Drift != nil {
+		gates = append(gates, p.Drift)
+	}
+	pl := gate.NewPipeline(p.Approver, append(gates, perm)...)
 	if p.Mode == permission.Bypass {
 		pl.WithoutAsking()
 	}

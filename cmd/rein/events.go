@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/reinhq/rein/audit"
+)
+
+// The kinds of event `rein run --json` prints, one JSON object per line,
+// before the final object.
+const (
+	eventText     = "text"      // the model's text of one step
+	eventToolCall = "tool_call" // a call the model asked for, with its arguments
+	eventVerdict  = "verdict"   // what the gates (and the approver) decided about it
+	eventResult   = "result"    // what the tool returned
+	eventStop     = "stop"      // why the session ended
+)
+
+// event is one line of the --json stream. It is built from the audit
+// record it follows, after redaction, so it shows nothing the log does not.
+type event struct {
+	Type    string          `json:"type"`
+	Session string          `json:"session"`
+	Step    int             `json:"step,omitempty"`
+	Text    string          `json:"text,omitempty"`
+	CallID  string          `json:"call_id,omitempty"`
+	Tool    string          `json:"tool,omitempty"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	// verdict
+	Decision string `json:"decision,omitempty"`
+	Gate     string `json:"gate,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	// result
+	Content   string `json:"content,omitempty"`
+	IsError   bool   `json:"is_error,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+	// stop
+	Stop   string `json:"stop,omitempty"`
+	Answer string `json:"answer,omitempty"`
+	Steps  int    `json:"steps,omitempty"`
+	Tokens int64  `json:"tokens,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// events returns the events an audit record stands for: a model call's text,
+// a verdict's call and the verdict, a result, the stop. Bookkeeping records
+// (session start, intent, abort, resume) stand for none: the audit log has them.
+func events(r audit.Record) []event {
+	base := event{Session: r.Session, Step: r.Step, CallID: r.CallID, Tool: r.Tool}
+	switch r.Type {
+	case audit.ModelCall:
+		if r.Text == "" {
+			return nil
+		}
+		e := base
+		e.Type, e.Text = eventText, r.Text
+		return []event{e}
+	case audit.Verdict:
+		v := base
+		v.Type, v.Decision, v.Gate, v.Reason = eventVerdict, r.Decision, r.Gate, r.Reason
+		if r.Tool == "" { // the budget stopped the step before any call
+			return []event{v}
+		}
+		c := base
+		c.Type, c.Args = eventToolCall, r.Args
+		return []event{c, v}
+	case audit.Result:
+		e := base
+		e.Type, e.Content, e.IsError, e.Truncated = eventResult, r.Content, r.IsError, r.Truncated
+		return []event{e}
+	case audit.Stop:
+		return []event{{Type: eventStop, Session: r.Session, Stop: r.Stop, Answer: r.Answer, Steps: r.Steps, Tokens: r.Tokens, Error: r.Error}}
+	}
+	return nil
+}
+
+// eventWriter prints the events of each record as JSON lines. Stdout is
+// best effort: the audit file is the record.
+func eventWriter(w io.Writer) func(audit.Record) {
+	enc := json.NewEncoder(w)
+	return func(r audit.Record) {
+		for _, e := range events(r) {
+			_ = enc.Encode(e)
+		}
+	}
+}

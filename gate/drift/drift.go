@@ -1,0 +1,193 @@
+// Package drift is the intent-drift gate: before a high-risk call runs (one
+// that changes files, runs commands, sends, or reaches the network), it looks
+// in the call's arguments for sensitive tokens — credential words, .env,
+// .ssh, id_rsa, the cloud metadata address, network tools — and asks a human
+// when one of them appears neither in the user's goal nor in the session's
+// scratchpad. A task about the web server's TLS key may name a private key;
+// a task about a typo that suddenly reads ~/.ssh/id_rsa has drifted, often
+// because something the agent read told it to.
+//
+// The gate asks even where the permission mode would allow the call
+// (accept-edits): drift is a reason to stop and look, not a rule about
+// tools. It never denies on its own and never allows what another gate
+// refuses. It is a tripwire, not a wall: a token spelled differently from
+// the list slips past it, which is why the scope, shell and network gates
+// and the sandbox stand behind it.
+package drift
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/tool"
+)
+
+// Name is the gate's name in verdicts.
+const Name = "drift"
+
+// Suspected starts the reason of every verdict of this gate: the audit log's
+// mark of a suspected drift.
+const Suspected = "intent_drift_suspected"
+
+// Notes gives read access to what the agent wrote down for itself (the
+// scratchpad of tool/plan): a token the plan mentions is no drift.
+type Notes interface {
+	Notes() string
+}
+
+// token is one sensitive token: a pattern matched case-insensitively in the
+// arguments, and the words that, found in the goal or notes, account for it.
+type token struct {
+	name  string
+	re    *regexp.Regexp
+	words []string // any one of them in the goal or the notes accounts for the token
+}
+
+// b matches a word with boundaries that treat _, -, . and / as separators.
+func b(word string) *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(^|[^a-z0-9])` + word + `($|[^a-z0-9])`)
+}
+
+var tokens = []token{
+	{"password", b(`(password|passwd)s?`), []string{"password", "passwd"}},
+	{"secret", b(`secrets?`), []string{"secret"}},
+	{"token", b(`tokens?`), []string{"token"}},
+	{"credentials", b(`(credentials?|creds)`), []string{"credential", "creds"}},
+	{"api key", regexp.MustCompile(`(?i)api[_-]?key`), []string{"api key", "api_key", "apikey", "api-key"}},
+	{"private key", regexp.MustCompile(`(?i)private[_ -]?key|BEGIN [A-Z ]*PRIVATE`), []string{"private key"}},
+	{".env", regexp.MustCompile(`(?i)(^|[^a-z0-9])\.env($|[^a-z0-9])`), []string{".env", "dotenv", "env file"}},
+	{".ssh", regexp.MustCompile(`(?i)\.ssh($|[^a-z0-9])`), []string{".ssh", "ssh key", "ssh config"}},
+	{"id_rsa", regexp.MustCompile(`(?i)id_(rsa|dsa|ecdsa|ed25519)`), []string{"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "ssh key"}},
+	{".aws", regexp.MustCompile(`(?i)\.aws($|[^a-z0-9])`), []string{".aws", "aws"}},
+	{".netrc", regexp.MustCompile(`(?i)\.netrc`), []string{".netrc", "netrc"}},
+	{".git-credentials", regexp.MustCompile(`(?i)\.git-credentials`), []string{"git-credentials", "git credentials"}},
+	{".kube", regexp.MustCompile(`(?i)\.kube($|[^a-z0-9])`), []string{".kube", "kubeconfig", "kubernetes"}},
+	{".gnupg", regexp.MustCompile(`(?i)\.gnupg`), []string{".gnupg", "gnupg", "gpg"}},
+	{"metadata address", regexp.MustCompile(`169\.254\.169\.254|(?i)metadata\.google\.internal|\[?fd00:ec2::254`), []string{"169.254.169.254", "metadata"}},
+	{"curl", b(`curl`), []string{"curl"}},
+	{"wget", b(`wget`), []string{"wget"}},
+	{"nc", b(`(nc|ncat|netcat|socat)`), []string{"netcat", "nc ", "ncat", "socat"}},
+	{"ssh", b(`(ssh|scp|sftp)`), []string{"ssh", "scp", "sftp"}},
+}
+
+// Gate is the intent-drift gate of one session.
+type Gate struct {
+	notes Notes
+
+	mu   sync.Mutex
+	goal string
+}
+
+var _ gate.Gate = (*Gate)(nil)
+
+// New returns the gate for a session whose user asked for goal. notes may
+// be nil (no scratchpad).
+func New(goal string, notes Notes) *Gate { return &Gate{goal: goal, notes: notes} }
+
+// Name returns "drift".
+func (*Gate) Name() string { return Name }
+
+// HighRisk reports whether a call to t is one the gate judges: a tool with
+// an effect (files, commands, sending) or one that reaches the network.
+func HighRisk(t tool.Tool) bool {
+	if t == nil {
+		return false
+	}
+	s := t.Spec()
+	return s.Effect != tool.ReadOnly || len(s.ArgsWith(tool.RoleURL)) > 0
+}
+
+// Check asks when a high-risk call's arguments hold a sensitive token its
+// goal and notes do not account for, and allows everything else.
+func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
+	if !HighRisk(c.Tool) {
+		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "not a high-risk call"}
+	}
+	found := Drifted(argText(c), g.context())
+	if len(found) == 0 {
+		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "no sensitive token the goal does not account for"}
+	}
+	return gate.Verdict{Decision: gate.Ask, Gate: Name,
+		Reason: fmt.Sprintf("%s: the %s call names %s, which neither the user's goal nor the scratchpad mentions",
+			Suspected, c.Name, strings.Join(found, ", ")),
+		Hint: fmt.Sprintf("This %s call touches something sensitive that the user's task did not mention, so it needs the user's confirmation, "+
+			"and it was not given. If the task truly needs it, explain why to the user instead of retrying.", c.Name)}
+}
+
+// argText is the text of a call's arguments as the tool will see it: every
+// key and string value decoded (so a JSON escape such as \u0063url hides
+// nothing), or the raw arguments when they are not JSON.
+func argText(c *gate.Call) string {
+	v, ok := c.Value()
+	if !ok {
+		return string(c.Args)
+	}
+	var b strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			b.WriteString(v)
+			b.WriteByte('\n')
+		case map[string]any:
+			for k, x := range v {
+				b.WriteString(k)
+				b.WriteByte('\n')
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		default:
+			fmt.Fprintf(&b, "%v\n", v)
+		}
+	}
+	walk(v)
+	return b.String()
+}
+
+func (g *Gate) context() string {
+	g.mu.Lock()
+	s := g.goal
+	g.mu.Unlock()
+	if g.notes != nil {
+		s += "\n" + g.notes.Notes()
+	}
+	return strings.ToLower(s)
+}
+
+// Drifted returns the names of the sensitive tokens in args that context
+// (the goal and notes, lower-cased) does not account for, in list order.
+func Drifted(args, context string) []string {
+	context = strings.ToLower(context)
+	var found []string
+	for _, t := range tokens {
+		if !t.re.MatchString(args) {
+			continue
+		}
+		accounted := false
+		for _, w := range t.words {
+			if strings.Contains(context, w) {
+				accounted = true
+				break
+			}
+		}
+		if !accounted {
+			found = append(found, t.name)
+		}
+	}
+	return found
+}
+
+// AddGoal adds a later message of the user's to the goal (a conversation's
+// next request accounts for what it names).
+func (g *Gate) AddGoal(msg string) {
+	g.mu.Lock()
+	g.goal += "\n" + msg
+	g.mu.Unlock()
+}
