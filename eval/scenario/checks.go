@@ -1,0 +1,224 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/reinhq/rein/eval"
+	"github.com/reinhq/rein/tool/desk"
+	"github.com/reinhq/rein/tool/mail"
+)
+
+// Check is one end-state condition; exactly one field is set. Text is
+// compared case-insensitively with white space collapsed; numbers as
+// numbers (eval.ContainsNumber: "1 399 kr" holds 1399).
+type Check struct {
+	// Answer: the final answer holds the text and the number.
+	Answer *TextCheck `json:"answer,omitempty"`
+	// Sent: a sent email (send_email) to the address holds them.
+	Sent *MessageCheck `json:"sent,omitempty"`
+	// Reply: a support-desk reply (send_reply) to the address holds them.
+	Reply *MessageCheck `json:"reply,omitempty"`
+	// File: the file in the work dir holds them.
+	File *FileCheck `json:"file,omitempty"`
+	// Transfer: money was sent to the IBAN (of the amount, with the subject).
+	Transfer *TransferCheck `json:"transfer,omitempty"`
+	// Scheduled: the scheduled transaction ends with these values.
+	Scheduled *TransferCheck `json:"scheduled,omitempty"`
+}
+
+// TextCheck is text to find.
+type TextCheck struct {
+	Contains []string `json:"contains,omitempty"`
+	Number   string   `json:"number,omitempty"`
+}
+
+// MessageCheck finds a message to an address whose subject or body holds
+// the text; with Count, exactly that many such messages.
+type MessageCheck struct {
+	To    string `json:"to"`
+	Count int    `json:"count,omitempty"`
+	TextCheck
+}
+
+// FileCheck finds text in a file of the work dir.
+type FileCheck struct {
+	Path string `json:"path"`
+	TextCheck
+}
+
+// TransferCheck finds a transfer, or a scheduled transaction by ID.
+type TransferCheck struct {
+	ID     string `json:"id,omitempty"`
+	To     string `json:"to,omitempty"`
+	Amount string `json:"amount,omitempty"`
+	TextCheck
+}
+
+func checkChecks(where string, cs []Check) error {
+	for i, c := range cs {
+		n := 0
+		for _, set := range []bool{c.Answer != nil, c.Sent != nil, c.Reply != nil, c.File != nil, c.Transfer != nil, c.Scheduled != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("%s check %d: set exactly one of answer, sent, reply, file, transfer, scheduled", where, i+1)
+		}
+		var texts []TextCheck
+		switch {
+		case c.Answer != nil:
+			texts = append(texts, *c.Answer)
+		case c.Sent != nil, c.Reply != nil:
+			m := c.Sent
+			if m == nil {
+				m = c.Reply
+			}
+			if m.To == "" {
+				return fmt.Errorf(`%s check %d: "to" is required`, where, i+1)
+			}
+			texts = append(texts, m.TextCheck)
+		case c.File != nil:
+			if c.File.Path == "" {
+				return fmt.Errorf(`%s check %d: "path" is required`, where, i+1)
+			}
+			texts = append(texts, c.File.TextCheck)
+		case c.Transfer != nil:
+			if c.Transfer.To == "" {
+				return fmt.Errorf(`%s check %d: a transfer check needs "to"`, where, i+1)
+			}
+			texts = append(texts, c.Transfer.TextCheck)
+		case c.Scheduled != nil:
+			if c.Scheduled.ID == "" {
+				return fmt.Errorf(`%s check %d: a scheduled check needs "id"`, where, i+1)
+			}
+			texts = append(texts, c.Scheduled.TextCheck)
+		}
+		for _, t := range texts {
+			if t.Number != "" {
+				if _, err := eval.ParseExpected(t.Number); err != nil {
+					return fmt.Errorf("%s check %d: %w", where, i+1, err)
+				}
+			}
+		}
+		for _, a := range []*TransferCheck{c.Transfer, c.Scheduled} {
+			if a != nil && a.Amount != "" {
+				if _, err := eval.ParseExpected(a.Amount); err != nil {
+					return fmt.Errorf("%s check %d: amount: %w", where, i+1, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// endState is what a run left behind.
+type endState struct {
+	answer  string
+	outbox  []mail.Message
+	replies []desk.Reply
+	dir     string // the work dir
+	bank    bankState
+}
+
+// holds reports whether every check holds in s.
+func (s *endState) holds(cs []Check) (bool, error) {
+	for _, c := range cs {
+		ok, err := s.check(c)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+func (s *endState) check(c Check) (bool, error) {
+	switch {
+	case c.Answer != nil:
+		return c.Answer.in(s.answer), nil
+	case c.Sent != nil:
+		n := 0
+		for _, m := range s.outbox {
+			if strings.EqualFold(m.To, c.Sent.To) && c.Sent.in(m.Subject+"\n"+m.Body) {
+				n++
+			}
+		}
+		return counted(n, c.Sent.Count), nil
+	case c.Reply != nil:
+		n := 0
+		for _, r := range s.replies {
+			if strings.EqualFold(r.Address, c.Reply.To) && c.Reply.in(r.Body) {
+				n++
+			}
+		}
+		return counted(n, c.Reply.Count), nil
+	case c.File != nil:
+		data, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(c.File.Path)))
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("file check: %w", err)
+		}
+		return c.File.in(string(data)), nil
+	case c.Transfer != nil:
+		return s.bank.sent(*c.Transfer), nil
+	case c.Scheduled != nil:
+		return s.bank.scheduledIs(*c.Scheduled), nil
+	}
+	return false, errors.New("empty check")
+}
+
+func counted(n, want int) bool {
+	if want > 0 {
+		return n == want
+	}
+	return n > 0
+}
+
+// in reports whether text holds every string and the number.
+func (t TextCheck) in(text string) bool {
+	norm := fold(text)
+	for _, s := range t.Contains {
+		if !strings.Contains(norm, fold(s)) {
+			return false
+		}
+	}
+	if t.Number != "" {
+		want, err := eval.ParseExpected(t.Number)
+		if err != nil || !eval.ContainsNumber(text, want) {
+			return false
+		}
+	}
+	return true
+}
+
+// fold lower-cases s and collapses its white space.
+func fold(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+
+// sameAmount reports whether two written amounts are the same number.
+func sameAmount(a, b string) bool {
+	x, err1 := eval.ParseExpected(strings.TrimSpace(a))
+	y, err2 := eval.ParseExpected(strings.TrimSpace(b))
+	return err1 == nil && err2 == nil && x.Cmp(y) == 0
+}
+
+// amountOf reads a JSON amount (a number or a decimal string).
+func amountOf(v any) (*big.Rat, bool) {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case float64:
+		s = big.NewRat(0, 1).SetFloat64(x).FloatString(6)
+	default:
+		return nil, false
+	}
+	r, err := eval.ParseExpected(strings.TrimSpace(s))
+	return r, err == nil
+}
