@@ -10,10 +10,11 @@ import (
 )
 
 type demoCmd struct {
-	Name     string `arg:"" optional:"" help:"Scenario to run (see --list). All of them run, one after another, when omitted."`
-	List     bool   `help:"List the scenarios and exit."`
-	JSON     bool   `name:"json" help:"Print one JSON object per scenario instead of the trace."`
-	AuditDir string `placeholder:"DIR" help:"Directory for the audit logs (default: audit.dir from the user config, else $XDG_STATE_HOME/rein/audit, else ~/.local/state/rein/audit)."`
+	Name       string `arg:"" optional:"" help:"Scenario to run (see --list). All of them run, one after another, when omitted."`
+	List       bool   `help:"List the scenarios and exit."`
+	JSON       bool   `name:"json" help:"Print one JSON object per scenario instead of the trace."`
+	AuditDir   string `placeholder:"DIR" help:"Directory for the audit logs (default: audit.dir from the user config, else $XDG_STATE_HOME/rein/audit, else ~/.local/state/rein/audit)."`
+	Screenshot string `placeholder:"FILE" help:"For a computer-… demo: write the final page's screenshot (PNG) to FILE."`
 }
 
 func (c *demoCmd) Run(ctx context.Context, e env) error {
@@ -21,10 +22,11 @@ func (c *demoCmd) Run(ctx context.Context, e env) error {
 		for _, s := range demo.All() {
 			fmt.Fprintf(e.stdout, "%-20s %s\n", s.Name, s.Summary)
 		}
+		listComputerDemos(e)
 		return nil
 	}
 	scenarios := demo.All()
-	if c.Name != "" {
+	if c.Name != "" && !isComputerDemo(c.Name) {
 		s, err := demo.Find(c.Name)
 		if err != nil {
 			return usageError{err}
@@ -40,6 +42,9 @@ func (c *demoCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	durability, _ := cfg.Audit.Level() // validated by Load
+	if isComputerDemo(c.Name) {
+		return c.runComputerDemo(ctx, e, dir, durability)
+	}
 	deviations := 0
 	for i, first := range scenarios {
 		if !c.JSON && i > 0 {

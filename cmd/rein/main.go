@@ -45,6 +45,7 @@ type cli struct {
 	Rollback rollbackCmd `cmd:"" help:"Undo a session's file changes from its snapshots, newest first, verified by SHA-256."`
 	Sandbox  sandboxCmd  `cmd:"" help:"Run a command in a sandbox (exec), check the backends (doctor), clean up containers (gc)."`
 	Resume   resumeCmd   `cmd:"" help:"Continue an interrupted session from its audit log; an irreversible call that may have happened is never repeated without a human."`
+	Eval     evalCmd     `cmd:"" help:"Run the evaluation suites under each guard configuration and report utility, attack success, harm and false blocks."`
 	Version  versionCmd  `cmd:"" help:"Print rein's version."`
 }
 

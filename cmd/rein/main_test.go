@@ -26,6 +26,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/computer/browser"
+	"github.com/reinhq/rein/internal/testenv"
 	"github.com/reinhq/rein/sandbox"
 )
 
@@ -49,6 +51,7 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup:               setup,
+		Condition:           condition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":    cmdExitcode,
 			"lines":       cmdLines,
@@ -79,6 +82,21 @@ func setup(e *testscript.Env) error {
 	e.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
 	startFakeOpenAI(e)
 	return os.MkdirAll(home, 0o755)
+}
+
+// condition answers the scripts' machine conditions: [chromium] is true
+// when Chromium is installed. Missing where REIN_REQUIRE demands it, the
+// condition is an error, so CI cannot pass by skipping.
+func condition(cond string) (bool, error) {
+	switch cond {
+	case "chromium":
+		_, err := browser.Find()
+		if err != nil && testenv.Required("chromium") {
+			return false, fmt.Errorf("chromium is required here (REIN_REQUIRE=%s) but unavailable: %w", os.Getenv("REIN_REQUIRE"), err)
+		}
+		return err == nil, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // exitcode N PROG [ARG...] runs PROG like exec, so stdout and stderr can be

@@ -111,7 +111,7 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 	if o.Settle <= 0 {
 		o.Settle = 3 * time.Second
 	}
-	dir, err := os.MkdirTemp("", "rein-chromium-")
+	dir, err := newProfile()
 	if err != nil {
 		return nil, fmt.Errorf("browser: make a profile directory: %w", err)
 	}
@@ -153,6 +153,17 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 		return nil, fmt.Errorf("browser: start %s: %w", o.Exec, err)
 	}
 	return b, nil
+}
+
+// newProfile makes a fresh, private (0700) profile directory: under
+// /dev/shm where rein may write there, since Chromium writes a profile
+// heavily while it starts and it is thrown away after, and on a busy disk
+// that start waits on I/O; under the system's temp dir otherwise.
+func newProfile() (string, error) {
+	if dir, err := os.MkdirTemp("/dev/shm", "rein-chromium-"); err == nil {
+		return dir, nil
+	}
+	return os.MkdirTemp("", "rein-chromium-")
 }
 
 func (b *Browser) setup() error {

@@ -43,7 +43,9 @@ type Order struct {
 
 // Mail is a sent message.
 type Mail struct {
-	To, Subject, Body string
+	To      string `json:"to"`
+	Subject string `json:"subject"`
+	Body    string `json:"body"`
 }
 
 // Site is the running test site and its tracker.

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/computer/evalsuite"
+	"github.com/reinhq/rein/eval"
+	reinsession "github.com/reinhq/rein/session"
+)
+
+// isComputerDemo reports whether name is one of the computer-use demos,
+// which need Chromium and so run only when named.
+func isComputerDemo(name string) bool { return strings.HasPrefix(name, "computer-") }
+
+// listComputerDemos prints the computer-use demos for `rein demo --list`.
+func listComputerDemos(e env) {
+	for _, s := range evalsuite.Scenarios() {
+		fmt.Fprintf(e.stdout, "%-20s %s (needs Chromium; run by name)\n", s.Name, s.Summary)
+	}
+}
+
+// runComputerDemo runs one computer-use scenario with the guards on: the
+// test site, a fresh headless Chromium, the scripted vision model.
+func (c *demoCmd) runComputerDemo(ctx context.Context, e env, dir string, durability audit.Durability) error {
+	sc, err := evalsuite.Find(c.Name)
+	if err != nil {
+		return usageError{err}
+	}
+	id := reinsession.NewID(time.Now())
+	log, err := audit.Create(dir, id, audit.WithDurability(durability))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	if !c.JSON {
+		fmt.Fprintf(e.stdout, "== rein demo %s: %s\n", sc.Name, sc.Summary)
+	}
+	rep, err := sc.Run(ctx, evalsuite.Options{Guards: eval.GuardsAll, Audit: log, Session: id})
+	if ctx.Err() != nil {
+		return exitCode(exitAborted)
+	}
+	if err != nil {
+		return err
+	}
+	res := rep.Result
+	if c.Screenshot != "" {
+		if err := os.WriteFile(c.Screenshot, res.Final.PNG, 0o644); err != nil {
+			return fmt.Errorf("write the screenshot: %w", err)
+		}
+	}
+	if c.JSON {
+		out, _ := json.Marshal(struct {
+			Scenario string         `json:"scenario"`
+			Session  string         `json:"session"`
+			Audit    string         `json:"audit"`
+			Stop     string         `json:"stop"`
+			Result   any            `json:"result"`
+			End      evalsuite.End  `json:"end"`
+			Outcome  eval.Outcome   `json:"outcome"`
+			Refusals map[string]int `json:"refusals"`
+		}{sc.Name, id, log.Path(), string(res.Stop), res, rep.End, rep.Outcome, res.Refusals})
+		fmt.Fprintln(e.stdout, string(out))
+	} else {
+		for i, h := range res.History {
+			fmt.Fprintf(e.stdout, "  %2d %-28s %s\n", i+1, h.Action.String(), h.Observation)
+		}
+		if res.Denied != nil {
+			fmt.Fprintf(e.stdout, "  -- a human said no to %s: the task stops\n", res.Denied.String())
+		}
+		fmt.Fprintf(e.stdout, "  stop: %s; %d step(s), %d action(s), %d approval(s), %d no-effect, %d recovered, %d request(s) blocked\n",
+			res.Stop, res.Steps, res.Actions, res.Approvals, res.NoEffect, res.Recoveries, len(res.Blocked))
+		fmt.Fprintf(e.stdout, "  server: %d order(s), account deleted: %v, %d mail(s) sent, %d request(s) reached the other host\n",
+			rep.End.Orders, rep.End.Deleted, len(rep.End.Sent), rep.End.Tracker)
+		fmt.Fprintf(e.stdout, "  check: success %v, harm %v; audit log %s\n", rep.Verdict.Success, rep.Verdict.Harm, log.Path())
+	}
+	if res.Stop != sc.WantStop || !rep.Verdict.Success || rep.Verdict.Harm {
+		fmt.Fprintf(e.stderr, "rein: demo %s did not behave as designed: stop %s (want %s), success %v, harm %v\n",
+			sc.Name, res.Stop, sc.WantStop, rep.Verdict.Success, rep.Verdict.Harm)
+		return exitCode(exitError)
+	}
+	return nil
+}

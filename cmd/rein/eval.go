@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/reinhq/rein/computer/evalsuite"
+	"github.com/reinhq/rein/eval"
+	"github.com/reinhq/rein/eval/scenario"
+)
+
+type evalCmd struct {
+	Suite     string `placeholder:"NAME" help:"Run only this suite, or these (comma-separated); default every suite."`
+	Guards    string `placeholder:"LIST" help:"Comma-separated guard configurations to run: none, allowlist, approval, flow, all (default: all five)."`
+	JSON      bool   `name:"json" help:"Print one JSON object with the numbers instead of the table."`
+	HTML      string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with SVG charts to FILE."`
+	Check     bool   `help:"Exit with status 3 when the Done-when thresholds of docs/EVAL.md fail."`
+	SelfCheck bool   `name:"self-check" help:"Prove the suites' checks are not vacuous instead: every task solved by its reference calls and every injection successful when nothing guards."`
+}
+
+// suites returns every suite `rein eval` knows, in report order.
+func suites() ([]eval.Suite, error) {
+	list, err := scenario.Suites()
+	if err != nil {
+		return nil, err
+	}
+	more := []eval.Suite{
+		// Suites of other packages, one a line.
+		evalsuite.Suite{},
+	}
+	return append(list, more...), nil
+}
+
+func (c *evalCmd) Run(ctx context.Context, e env) error {
+	all, err := suites()
+	if err != nil {
+		return err
+	}
+	chosen := all
+	if c.Suite != "" {
+		chosen = nil
+		var names []string
+		for _, s := range all {
+			names = append(names, s.Name())
+		}
+		for _, want := range strings.Split(c.Suite, ",") {
+			i := slices.Index(names, strings.TrimSpace(want))
+			if i < 0 {
+				return usagef("unknown suite %q (known: %s)", want, strings.Join(names, ", "))
+			}
+			chosen = append(chosen, all[i])
+		}
+	}
+	if c.SelfCheck {
+		return selfCheck(ctx, e, chosen)
+	}
+	guards := eval.AllGuards()
+	if c.Guards != "" {
+		guards = nil
+		for _, name := range strings.Split(c.Guards, ",") {
+			g, err := eval.ParseGuards(strings.TrimSpace(name))
+			if err != nil {
+				return usageError{err}
+			}
+			guards = append(guards, g)
+		}
+	}
+	results, err := eval.RunAll(ctx, chosen, guards)
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitCode(exitAborted)
+		}
+		return err
+	}
+	report := eval.NewReport(results)
+	if c.JSON {
+		enc := json.NewEncoder(e.stdout)
+		if err := enc.Encode(report); err != nil {
+			return err
+		}
+	} else if err := report.WriteTable(e.stdout); err != nil {
+		return err
+	}
+	if c.HTML != "" {
+		if err := writeHTML(c.HTML, report); err != nil {
+			return err
+		}
+	}
+	if c.Check {
+		if fails := report.Check(); len(fails) > 0 {
+			for _, f := range fails {
+				fmt.Fprintf(e.stderr, "rein: eval check failed: %s\n", f)
+			}
+			return exitCode(exitStopped)
+		}
+	}
+	return nil
+}
+
+func writeHTML(path string, r eval.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	if err := r.WriteHTML(f); err != nil {
+		f.Close()
+		return fmt.Errorf("html report %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("html report %s: %w", path, err)
+	}
+	return nil
+}
+
+// selfCheck runs the self-check of every suite that has one.
+func selfCheck(ctx context.Context, e env, list []eval.Suite) error {
+	failed := 0
+	for _, s := range list {
+		sc, ok := s.(eval.SelfChecker)
+		if !ok {
+			fmt.Fprintf(e.stdout, "%-10s no self-check\n", s.Name())
+			continue
+		}
+		summary, err := sc.SelfCheck(ctx)
+		if err != nil {
+			failed++
+			fmt.Fprintf(e.stdout, "%-10s FAIL\n", s.Name())
+			fmt.Fprintf(e.stderr, "rein: self-check of %s: %v\n", s.Name(), err)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%-10s ok: %s\n", s.Name(), summary)
+	}
+	if failed > 0 {
+		return exitCode(exitError)
+	}
+	return nil
+}
