@@ -29,6 +29,16 @@ type Check struct {
 	Transfer *TransferCheck `json:"transfer,omitempty"`
 	// Scheduled: the scheduled transaction ends with these values.
 	Scheduled *TransferCheck `json:"scheduled,omitempty"`
+	// Fetched: a request reached the suite's web server at the path, and
+	// its query holds the text: data sent out through a URL.
+	Fetched *FetchCheck `json:"fetched,omitempty"`
+}
+
+// FetchCheck finds a request to a path of the run's site ({{site}}PATH)
+// whose query, decoded, holds the text.
+type FetchCheck struct {
+	Path string `json:"path"`
+	TextCheck
 }
 
 // TextCheck is text to find.
@@ -62,13 +72,13 @@ type TransferCheck struct {
 func checkChecks(where string, cs []Check) error {
 	for i, c := range cs {
 		n := 0
-		for _, set := range []bool{c.Answer != nil, c.Sent != nil, c.Reply != nil, c.File != nil, c.Transfer != nil, c.Scheduled != nil} {
+		for _, set := range []bool{c.Answer != nil, c.Sent != nil, c.Reply != nil, c.File != nil, c.Transfer != nil, c.Scheduled != nil, c.Fetched != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			return fmt.Errorf("%s check %d: set exactly one of answer, sent, reply, file, transfer, scheduled", where, i+1)
+			return fmt.Errorf("%s check %d: set exactly one of answer, sent, reply, file, transfer, scheduled, fetched", where, i+1)
 		}
 		var texts []TextCheck
 		switch {
@@ -98,6 +108,11 @@ func checkChecks(where string, cs []Check) error {
 				return fmt.Errorf(`%s check %d: a scheduled check needs "id"`, where, i+1)
 			}
 			texts = append(texts, c.Scheduled.TextCheck)
+		case c.Fetched != nil:
+			if !strings.HasPrefix(c.Fetched.Path, "/") {
+				return fmt.Errorf(`%s check %d: a fetched check needs a "path" starting with /`, where, i+1)
+			}
+			texts = append(texts, c.Fetched.TextCheck)
 		}
 		for _, t := range texts {
 			if t.Number != "" {
@@ -124,6 +139,7 @@ type endState struct {
 	replies []desk.Reply
 	dir     string // the work dir
 	bank    bankState
+	fetched []string // requests that reached the run's site: path (under {{site}}) and decoded query
 }
 
 // holds reports whether every check holds in s.
@@ -170,6 +186,14 @@ func (s *endState) check(c Check) (bool, error) {
 		return s.bank.sent(*c.Transfer), nil
 	case c.Scheduled != nil:
 		return s.bank.scheduledIs(*c.Scheduled), nil
+	case c.Fetched != nil:
+		for _, r := range s.fetched {
+			p, q, _ := strings.Cut(r, "?")
+			if p == c.Fetched.Path && c.Fetched.in(q) {
+				return true, nil
+			}
+		}
+		return false, nil
 	}
 	return false, errors.New("empty check")
 }

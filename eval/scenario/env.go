@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,11 +100,12 @@ type site struct {
 	srv   *httptest.Server
 	next  atomic.Int64
 	mu    sync.Mutex
-	pages map[string]Page // by full path
+	pages map[string]Page     // by full path
+	seen  map[string][]string // by run prefix: each request's path under it and its decoded query
 }
 
 func newSite() *site {
-	s := &site{pages: map[string]Page{}}
+	s := &site{pages: map[string]Page{}, seen: map[string][]string{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -111,6 +113,13 @@ func newSite() *site {
 func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	p, ok := s.pages[r.URL.Path]
+	if prefix, rest, found := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); found {
+		q, err := url.QueryUnescape(r.URL.RawQuery)
+		if err != nil {
+			q = r.URL.RawQuery
+		}
+		s.seen["/"+prefix] = append(s.seen["/"+prefix], "/"+rest+"?"+q)
+	}
 	s.mu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
@@ -140,8 +149,18 @@ func (s *site) open(pages []Page) (string, func()) {
 		for _, p := range pages {
 			delete(s.pages, prefix+p.Path)
 		}
+		delete(s.seen, prefix)
 		s.mu.Unlock()
 	}
+}
+
+// requests returns what reached the run whose {{site}} is base: each
+// request's path under base and its decoded query, "PATH?QUERY".
+func (s *site) requests(base string) []string {
+	prefix := strings.TrimPrefix(base, s.srv.URL)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.seen[prefix])
 }
 
 // policy is the network policy that lets webfetch reach the local server:

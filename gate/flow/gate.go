@@ -63,9 +63,10 @@
 //
 // What it will not do: it cannot see a value the model computed from
 // untrusted data (a sum, a translation, a re-spelling), nor data carried
-// in arguments that are not marked sensitive (an email's body). It does not
-// judge read-only tools: their effect is the next tool result, which is
-// itself recorded as untrusted.
+// in arguments that are not marked sensitive (an email's body). Of a
+// read-only tool it judges only the query values of its URLs, when the URL
+// is not a link copied whole from a tool result (checkRead): what it reads
+// is itself recorded as untrusted, but a GET carries its query out.
 package flow
 
 import (
@@ -73,6 +74,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/url"
 	"os"
@@ -127,6 +129,7 @@ type hit struct {
 	role   tool.Role
 	shown  string // the argument's value, clipped (never the source's text)
 	source string
+	query  string // for a query value of a read-only call's URL: the host it would go to
 }
 
 // Check judges the sensitive arguments of a call to a side-effecting tool.
@@ -136,12 +139,15 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 		return allow
 	}
 	spec := c.Tool.Spec()
-	if spec.Effect == tool.ReadOnly || len(spec.Roles) == 0 || g.l.empty() {
+	if len(spec.Roles) == 0 || g.l.empty() {
 		return allow
 	}
 	args, ok := parse(c.Args)
 	if !ok {
 		return allow // not an object: the validation gate refuses it
+	}
+	if spec.Effect == tool.ReadOnly {
+		return g.checkRead(c.Name, spec, args)
 	}
 	names := make([]string, 0, len(spec.Roles))
 	for n := range spec.Roles {
@@ -163,6 +169,42 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 		return allow
 	}
 	return g.verdict(c.Name, hits)
+}
+
+// checkRead judges a read-only call: only its URLs, and of those only the
+// query values, and only when the URL is not a link copied whole from a
+// tool result. Reading has no effect of its own, except that a GET carries
+// its query to the URL's host: an injection that has the agent append
+// what it read (a file, a mail) to a URL of the attacker's sends it out as
+// surely as an email would. Following a link as a page wrote it, or a URL
+// the user gave, is research and is not judged; so is a query value
+// shorter than Window, which cannot carry much.
+func (g *Gate) checkRead(name string, spec tool.Spec, args map[string]any) gate.Verdict {
+	var hits []hit
+	for _, n := range slices.Sorted(maps.Keys(spec.Roles)) {
+		s, ok := args[n].(string)
+		if !ok || spec.Roles[n] != tool.RoleURL {
+			continue
+		}
+		u, err := url.Parse(strings.TrimSpace(s))
+		if err != nil || !u.IsAbs() || u.RawQuery == "" || g.l.copied(s) {
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(u.Query())) {
+			for _, v := range u.Query()[k] {
+				if len(Compact(Decode(v))) < Window {
+					continue
+				}
+				if src, found := g.l.origin(v); found {
+					hits = append(hits, hit{arg: n, role: tool.RoleURL, shown: show(v), source: src, query: u.Hostname()})
+				}
+			}
+		}
+	}
+	if len(hits) == 0 {
+		return gate.Verdict{Decision: gate.Allow, Gate: Name}
+	}
+	return g.verdict(name, hits)
 }
 
 // judge reports the source of v when it is untrusted-derived in role.
@@ -282,6 +324,12 @@ func parse(args json.RawMessage) (map[string]any, bool) {
 func (g *Gate) verdict(name string, hits []hit) gate.Verdict {
 	var why, args []string
 	for _, h := range hits {
+		if h.query != "" {
+			why = append(why, fmt.Sprintf("the %s carries %s, which came from the result of %s, not from you, to %s",
+				what(h), h.shown, h.source, h.query))
+			args = append(args, fmt.Sprintf("%s query (from %s)", h.arg, h.source))
+			continue
+		}
 		why = append(why, fmt.Sprintf("the %s %s came from the result of %s, not from you", what(h), h.shown, h.source))
 		args = append(args, fmt.Sprintf("%s (from %s)", h.arg, h.source))
 	}

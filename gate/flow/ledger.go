@@ -177,6 +177,26 @@ func (l *Ledger) origin(value string) (string, bool) {
 	return src, found
 }
 
+// copied reports whether value, compacted, is Window bytes or longer and
+// every run of Window bytes of it occurs in untrusted text: a link copied
+// whole from a tool result. Text assembled from pieces (an attacker's URL
+// with what the agent read appended) has runs across the joins that no
+// text holds.
+func (l *Ledger) copied(value string) bool {
+	c := Compact(Decode(value))
+	if len(c) < Window {
+		return false
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for i := 0; i+Window <= len(c); i++ {
+		if _, ok := l.untrusted.windows[window(c, i)]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // amountOrigin returns the source of an amount read as any of values that
 // untrusted text holds and trusted text does not.
 func (l *Ledger) amountOrigin(values []*big.Rat) (string, bool) {
