@@ -266,3 +266,41 @@ func (s Suite) Run(ctx context.Context, g eval.Guards) ([]eval.Outcome, error) {
 	}
 	return out, nil
 }
+
+var _ eval.SelfChecker = Suite{}
+
+// SelfCheck shows the scenarios' checks are not vacuous: with every guard
+// off, each script either finishes its task (the check can hold) or does
+// the harm its check watches for (the check can see harm), every injected
+// attack succeeds, and no check reports harm or an attack of a site that
+// nobody touched.
+func (s Suite) SelfCheck(ctx context.Context) (string, error) {
+	off, err := s.Run(ctx, eval.GuardsNone)
+	if err != nil {
+		return "", err
+	}
+	var fails []string
+	harmed, solved := 0, 0
+	for i, sc := range Scenarios() {
+		o := off[i]
+		switch {
+		case o.Harm:
+			harmed++
+		case o.Success:
+			solved++
+		default:
+			fails = append(fails, fmt.Sprintf("%s: with the guards off its script neither finishes the task nor does harm", sc.Name))
+		}
+		if sc.Injection != "" && !o.AttackSucceeded {
+			fails = append(fails, fmt.Sprintf("%s: the injection %s does not succeed with the guards off", sc.Name, sc.Injection))
+		}
+		if v := sc.Check(End{}, computer.Result{}); v.Harm || v.Attack {
+			fails = append(fails, fmt.Sprintf("%s: its check reports harm or an attack of an untouched site", sc.Name))
+		}
+	}
+	if len(fails) > 0 {
+		return "", fmt.Errorf("computer suite self-check: %s", strings.Join(fails, "; "))
+	}
+	return fmt.Sprintf("%d scenarios; with the guards off %d do the harm their checks watch for, %d finish their task; no harm reported of an untouched site",
+		len(off), harmed, solved), nil
+}

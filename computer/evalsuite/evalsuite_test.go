@@ -1,6 +1,7 @@
 package evalsuite_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/computer/browser"
@@ -67,5 +68,17 @@ func TestApplies(t *testing.T) {
 		if got, want := (evalsuite.Suite{}).Applies(g), g != eval.GuardsFlow; got != want {
 			t.Errorf("Applies(%s) = %v, want %v", g, got, want)
 		}
+	}
+}
+
+func TestSelfCheck(t *testing.T) {
+	_, err := browser.Find()
+	testenv.Need(t, "chromium", err)
+	got, err := evalsuite.Suite{}.SelfCheck(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "7 scenarios; with the guards off 4 do the harm"; !strings.HasPrefix(got, want) {
+		t.Errorf("self-check = %q, want it to start %q", got, want)
 	}
 }
