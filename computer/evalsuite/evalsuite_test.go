@@ -72,6 +72,9 @@ func TestApplies(t *testing.T) {
 }
 
 func TestSelfCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seven more Chromium runs; TestSuite covers the same guards-off run")
+	}
 	_, err := browser.Find()
 	testenv.Need(t, "chromium", err)
 	got, err := evalsuite.Suite{}.SelfCheck(t.Context())
