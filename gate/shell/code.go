@@ -283,7 +283,7 @@ func (a *analyzer) pyModule(module string, rest []arg, sc *scope, cmd string) {
 		"imaplib", "http.client", "urllib.request", "socketserver":
 		a.deny("net-tool", "python -m "+module+" uses the network", cmd)
 	case "venv", "virtualenv":
-		for _, o := range parseOpts(rest, 0, "p", []string{"prompt", "python", "upgrade-deps"}, false).ops {
+		for _, o := range a.parseOpts(rest, 0, "p", []string{"prompt", "python", "upgrade-deps"}, false).ops {
 			a.writePath(o, sc, cmd, "python -m venv creates")
 		}
 	}
@@ -319,7 +319,7 @@ func (a *analyzer) denoBun(fam string, argv []arg, sc *scope, cmd string) {
 // awk judges awk programs: network special files are refused; programs
 // that run commands ask; output redirections to files are writes.
 func (a *analyzer) awk(argv []arg, sc *scope, cmd string) {
-	p := parseOpts(argv, 1, "FvfeilE", []string{"field-separator", "assign", "file", "source", "include", "load", "exec"}, false)
+	p := a.parseOpts(argv, 1, "FvfeilE", []string{"field-separator", "assign", "file", "source", "include", "load", "exec"}, false)
 	progs := p.values("-e", "--source")
 	for _, f := range p.values("-f", "--file", "-E", "--exec") {
 		a.readPath(f, sc, cmd)

@@ -3,10 +3,9 @@ package shell
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
-
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/tool"
@@ -17,8 +16,8 @@ const Name = "shell"
 
 // Gate judges every command-role argument of a call with Analyze.
 type Gate struct {
-	pr      prepared
-	parsers sync.Pool // *syntax.Parser; a parser is reused, never shared
+	pr        prepared
+	analyzers sync.Pool // *analyzer with its parser and buffers; reused, never shared
 }
 
 var _ gate.Gate = (*Gate)(nil)
@@ -26,22 +25,18 @@ var _ gate.Gate = (*Gate)(nil)
 // NewGate returns the shell gate for commands run in o.WorkDir.
 func NewGate(o Options) *Gate {
 	g := &Gate{pr: prepare(o)}
-	g.parsers.New = func() any { return newParser() }
+	g.analyzers.New = func() any { return newAnalyzer(newParser()) }
 	return g
 }
 
 // Name returns "shell".
 func (g *Gate) Name() string { return Name }
 
-// Analyze judges one command line with a pooled parser.
-func (g *Gate) Analyze(src string) Analysis { return g.analyzeIn(src, "", true) }
-
-// analyzeIn judges a command line run in dir, relative to the work dir;
-// commands says whether to list its simple commands.
-func (g *Gate) analyzeIn(src, dir string, commands bool) Analysis {
-	p := g.parsers.Get().(*syntax.Parser)
-	defer g.parsers.Put(p)
-	return analyzeWith(src, &g.pr, p, dir, commands)
+// Analyze judges one command line with a pooled analyzer.
+func (g *Gate) Analyze(src string) Analysis {
+	a := g.analyzers.Get().(*analyzer)
+	defer g.analyzers.Put(a)
+	return analyzeWith(src, &g.pr, a, "", true)
 }
 
 // Check judges the call's command arguments. A call whose tool has no
@@ -52,21 +47,26 @@ func (g *Gate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 	if c.Tool == nil {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "no tool, so no command to check"}
 	}
-	var buf [4]string
-	names := c.ArgsWith(buf[:0], tool.RoleCommand)
+	var buf, dbuf [4]string
+	names, dirArgs := roleArgs(c, buf[:0], dbuf[:0])
 	if len(names) == 0 {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "the tool takes no command"}
 	}
 	v, _ := c.Value()
 	_, isObject := v.(map[string]any)
 	dir := ""
-	var dbuf [4]string
-	for _, n := range c.ArgsWith(dbuf[:0], tool.RoleDir) {
+	for _, n := range dirArgs {
 		if d, ok := c.Str(n); ok && d != "" {
 			dir = d
 			break
 		}
 	}
+	// The findings are lent: they live in the analyzer's buffer until the
+	// verdict is made, which happens before the deferred Put.
+	a := g.analyzers.Get().(*analyzer)
+	defer g.analyzers.Put(a)
+	defer a.release()
+	a.lend = true
 	var all []Finding
 	var parseErr error
 	for _, n := range names {
@@ -83,17 +83,34 @@ func (g *Gate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 			}
 			continue
 		}
-		an := g.analyzeIn(src, dir, false)
-		if all == nil {
+		an := analyzeWith(src, &g.pr, a, dir, false)
+		if len(names) == 1 {
 			all = an.Findings // the usual one command argument: no copy
 		} else {
-			all = append(all, an.Findings...)
+			all = append(all, an.Findings...) // the next analysis reuses the buffer
 		}
 		if an.Err != nil && parseErr == nil {
 			parseErr = an.Err
 		}
 	}
 	return verdict(all, parseErr)
+}
+
+// roleArgs appends to cmds and dirs the names of the call's command and
+// directory arguments, each sorted: c.ArgsWith for both roles, in one pass
+// over the tool's roles instead of two. c.Tool must not be nil.
+func roleArgs(c *gate.Call, cmds, dirs []string) ([]string, []string) {
+	for name, role := range c.Tool.Spec().Roles {
+		switch role {
+		case tool.RoleCommand:
+			cmds = append(cmds, name)
+		case tool.RoleDir:
+			dirs = append(dirs, name)
+		}
+	}
+	slices.Sort(cmds)
+	slices.Sort(dirs)
+	return cmds, dirs
 }
 
 // verdict turns findings into the gate's answer.
@@ -114,96 +131,123 @@ func verdict(fs []Finding, err error) gate.Verdict {
 	if d == gate.Allow {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "no command is refused or needs a yes"}
 	}
-	// "rule: reason [command]; ...", sized first: one allocation.
-	n := 0
+	// The reason and the hint are written into one string, sized first, and
+	// cut apart: one allocation for both.
+	var whyBuf [16]string // more than there are reasons
+	whys, parse := hintWhys(whyBuf[:0], fs, d, err)
+	var errText string
+	if parse && err != nil {
+		errText = err.Error()
+	}
+	n := len(hintTail) + 160 + len(errText)
+	for _, w := range whys {
+		n += len(w) + 6
+	}
 	for _, f := range fs {
 		if f.Decision == d {
 			n += len(f.Rule) + len(f.Reason) + len(f.Command) + 7
 		}
 	}
-	var reason strings.Builder
-	reason.Grow(n)
-	for _, f := range fs {
-		if f.Decision != d {
-			continue
-		}
-		if reason.Len() > 0 {
-			reason.WriteString("; ")
-		}
-		reason.WriteString(f.Rule)
-		reason.WriteString(": ")
-		reason.WriteString(f.Reason)
-		if f.Command != "" {
-			reason.WriteString(" [")
-			reason.WriteString(f.Command)
-			reason.WriteString("]")
-		}
-	}
-	return gate.Verdict{Decision: d, Gate: Name, Reason: reason.String(), Hint: hint(fs, d, err)}
+	var b strings.Builder
+	b.Grow(n)
+	writeReason(&b, fs, d)
+	k := b.Len()
+	writeHint(&b, whys, d, parse && err != nil, errText)
+	both := b.String()
+	return gate.Verdict{Decision: d, Gate: Name, Reason: both[:k], Hint: both[k:]}
 }
 
-// hint tells the model, in general terms, why the command was refused.
-func hint(fs []Finding, d gate.Decision, err error) string {
-	var whyBuf [16]string // more than there are reasons
-	whys := whyBuf[:0]
-	add := func(s string) {
-		if !contains(whys, s) {
-			whys = append(whys, s)
-		}
-	}
-	parse := false
+// writeReason writes "rule: reason [command]; ..." for the findings of d.
+func writeReason(b *strings.Builder, fs []Finding, d gate.Decision) {
+	start := b.Len()
 	for _, f := range fs {
 		if f.Decision != d {
 			continue
 		}
-		switch f.Rule {
-		case "net-tool", "dev-tcp", "interpreter-socket", "dns-lookup", "publish", "net-api":
-			add("it could send data off the machine")
-		case "priv-esc":
-			add("it could escalate privileges")
-		case "disk-destroy", "system-destroy", "fork-bomb", "secure-delete":
-			add("it could destroy data or disrupt the system")
-		case "history-wipe":
-			add("it could erase the shell history")
-		case "credential-read":
-			add("it could read stored credentials")
-		case "write-outside", "symlink-outside", "git-config-global":
-			add("it writes outside the working directory")
-		case "write-unknown":
-			add("it writes to a place that is only known when it runs")
-		case "dynamic-command", "interpreter-code", "interpreter-stdin", "env-inject", "git-hooks":
-			add("it runs code that cannot be checked before it runs")
-		case "recursive-delete", "git-force-push", "git-push-delete", "git-reset-hard", "git-clean", "git-discard",
-			"git-branch-delete", "git-rewrite":
-			add("it deletes or overwrites work that may not be recoverable")
-		case "package-install", "persistence", "system-change":
-			add("it installs software or changes the system")
-		case "parse-error":
-			parse = true
-			if err == nil {
-				add("a command string inside it is not valid shell syntax")
-			}
-		default:
-			add("it is too large, too complex or too unusual to check")
+		if b.Len() > start {
+			b.WriteString("; ")
+		}
+		b.WriteString(f.Rule)
+		b.WriteString(": ")
+		b.WriteString(f.Reason)
+		if f.Command != "" {
+			b.WriteString(" [")
+			b.WriteString(f.Command)
+			b.WriteString("]")
 		}
 	}
+}
+
+const hintTail = ". Use a different approach that stays inside the working directory and does not need this; do not try to get around the check."
+
+// hintWhys appends to dst, once each, the general reasons the findings of d
+// give, and reports whether one of them is a parse error.
+func hintWhys(dst []string, fs []Finding, d gate.Decision, err error) (whys []string, parse bool) {
+	for _, f := range fs {
+		if f.Decision != d {
+			continue
+		}
+		why := ruleWhy(f.Rule)
+		if f.Rule == "parse-error" {
+			parse = true
+			if err != nil {
+				continue
+			}
+		}
+		if !contains(dst, why) {
+			dst = append(dst, why)
+		}
+	}
+	return dst, parse
+}
+
+// ruleWhy says, in general terms, why a rule refuses a command.
+func ruleWhy(rule string) string {
+	switch rule {
+	case "net-tool", "dev-tcp", "interpreter-socket", "dns-lookup", "publish", "net-api":
+		return "it could send data off the machine"
+	case "priv-esc":
+		return "it could escalate privileges"
+	case "disk-destroy", "system-destroy", "fork-bomb", "secure-delete":
+		return "it could destroy data or disrupt the system"
+	case "history-wipe":
+		return "it could erase the shell history"
+	case "credential-read":
+		return "it could read stored credentials"
+	case "write-outside", "symlink-outside", "git-config-global":
+		return "it writes outside the working directory"
+	case "write-unknown":
+		return "it writes to a place that is only known when it runs"
+	case "dynamic-command", "interpreter-code", "interpreter-stdin", "env-inject", "git-hooks":
+		return "it runs code that cannot be checked before it runs"
+	case "recursive-delete", "git-force-push", "git-push-delete", "git-reset-hard", "git-clean", "git-discard",
+		"git-branch-delete", "git-rewrite":
+		return "it deletes or overwrites work that may not be recoverable"
+	case "package-install", "persistence", "system-change":
+		return "it installs software or changes the system"
+	case "parse-error":
+		return "a command string inside it is not valid shell syntax"
+	default:
+		return "it is too large, too complex or too unusual to check"
+	}
+}
+
+// writeHint tells the model, in general terms, why the command was
+// refused; parseErr is the text of the line's own parse error, if any.
+func writeHint(b *strings.Builder, whys []string, d gate.Decision, parse bool, parseErr string) {
 	verb := "was refused"
 	if d == gate.Ask {
 		verb = "needs a human's approval"
 	}
-	const tail = ". Use a different approach that stays inside the working directory and does not need this; do not try to get around the check."
-	var b strings.Builder
-	n := len(tail) + 80
-	for _, w := range whys {
-		n += len(w) + 6
-	}
-	b.Grow(n)
-	if parse && err != nil {
-		head := fmt.Sprintf("This command %s because it is not valid shell syntax: %v. Fix the syntax and try again.", verb, err)
+	if parse {
+		b.WriteString("This command ")
+		b.WriteString(verb)
+		b.WriteString(" because it is not valid shell syntax: ")
+		b.WriteString(parseErr)
+		b.WriteString(". Fix the syntax and try again.")
 		if len(whys) == 0 {
-			return head
+			return
 		}
-		b.WriteString(head)
 		b.WriteString(" Also, ")
 	} else {
 		b.WriteString("This command ")
@@ -216,6 +260,5 @@ func hint(fs []Finding, d gate.Decision, err error) string {
 		}
 		b.WriteString(w)
 	}
-	b.WriteString(tail)
-	return b.String()
+	b.WriteString(hintTail)
 }

@@ -96,7 +96,7 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 	switch sub.val {
 	case "push":
 		a.gitPush(rest, cmd)
-		if p := parseOpts(rest, 0, "o", []string{"repo", "push-option", "receive-pack", "exec"}, false); len(p.ops) > 0 {
+		if p := a.parseOpts(rest, 0, "o", []string{"repo", "push-option", "receive-pack", "exec"}, false); len(p.ops) > 0 {
 			if r := p.ops[0]; !r.lit || remoteSpec(r.val) || strings.HasPrefix(r.val, "/") || strings.HasPrefix(r.val, ".") {
 				a.ask("git-push-url", "git push sends the repository to an address that is not a configured remote", cmd)
 			}
@@ -135,12 +135,12 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 	case "clone":
 		a.gitClone(rest, sc, cmd)
 	case "init":
-		if p := parseOpts(rest, 0, "b", []string{"template", "separate-git-dir", "object-format", "initial-branch", "shared"}, false); len(p.ops) > 0 {
+		if p := a.parseOpts(rest, 0, "b", []string{"template", "separate-git-dir", "object-format", "initial-branch", "shared"}, false); len(p.ops) > 0 {
 			a.writePath(p.ops[0], sc, cmd, "git init creates")
 		}
 	case "worktree":
 		if len(rest) > 0 && rest[0].val == "add" {
-			if p := parseOpts(rest, 1, "bB", []string{"reason"}, false); len(p.ops) > 0 {
+			if p := a.parseOpts(rest, 1, "bB", []string{"reason"}, false); len(p.ops) > 0 {
 				a.writePath(p.ops[0], sc, cmd, "git worktree add creates")
 			}
 		}
@@ -158,7 +158,7 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 			}
 		}
 	case "rebase":
-		p := parseOpts(rest, 0, "xsXS", []string{"exec", "strategy", "strategy-option", "onto", "gpg-sign", "whitespace",
+		p := a.parseOpts(rest, 0, "xsXS", []string{"exec", "strategy", "strategy-option", "onto", "gpg-sign", "whitespace",
 			"empty", "rebase-merges"}, false)
 		for _, c := range p.values("-x", "--exec") {
 			a.codeValue("git rebase --exec", c, sc, cmd)
@@ -168,7 +168,7 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 			a.run("git bisect run", rest[1:], sc, nil)
 		}
 	case "difftool", "mergetool":
-		p := parseOpts(rest, 0, "xt", []string{"extcmd", "tool"}, false)
+		p := a.parseOpts(rest, 0, "xt", []string{"extcmd", "tool"}, false)
 		if c, ok := p.value("-x", "--extcmd"); ok {
 			a.codeValue("git "+sub.val+" --extcmd", c, sc, cmd)
 		}
@@ -188,7 +188,7 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 			}
 		}
 	case "archive":
-		p := parseOpts(rest, 0, "o", []string{"output", "remote", "exec", "format", "prefix", "add-file"}, false)
+		p := a.parseOpts(rest, 0, "o", []string{"output", "remote", "exec", "format", "prefix", "add-file"}, false)
 		if o, ok := p.value("-o", "--output"); ok {
 			a.writePath(o, sc, cmd, "git archive writes")
 		}
@@ -313,7 +313,7 @@ func (a *analyzer) gitDiscard(sub string, rest []arg, cmd string) {
 }
 
 func (a *analyzer) gitClone(rest []arg, sc *scope, cmd string) {
-	p := parseOpts(rest, 0, "bojuc", []string{"branch", "origin", "jobs", "upload-pack", "config", "reference",
+	p := a.parseOpts(rest, 0, "bojuc", []string{"branch", "origin", "jobs", "upload-pack", "config", "reference",
 		"reference-if-able", "separate-git-dir", "depth", "shallow-since", "shallow-exclude", "filter", "server-option",
 		"template", "bundle-uri", "revision", "recurse-submodules"}, false)
 	for _, c := range p.values("-c", "--config") {
@@ -432,7 +432,7 @@ func (a *analyzer) gitConfigEnv(kv arg, cmd string) {
 }
 
 func (a *analyzer) gitConfigCmd(rest []arg, sc *scope, cmd string) {
-	p := parseOpts(rest, 0, "f", []string{"file", "blob", "type", "default", "comment", "value"}, false)
+	p := a.parseOpts(rest, 0, "f", []string{"file", "blob", "type", "default", "comment", "value"}, false)
 	ops := p.ops
 	if len(ops) > 0 {
 		switch ops[0].val {

@@ -23,7 +23,11 @@ func (a *analyzer) simple(argv []arg, sc *scope, in *input, cmd string, checked 
 		}
 	}
 	n := argv[0]
-	if n.lit && !checked && readsTree(cmdName(n.val), argv) {
+	name := ""
+	if n.lit {
+		name = cmdName(n.val) // once: it lower-cases
+	}
+	if n.lit && !checked && readsTree(name, argv) {
 		a.treeRead(argv[1:], sc, cmd)
 	}
 	if !n.lit || n.glob {
@@ -33,7 +37,6 @@ func (a *analyzer) simple(argv []arg, sc *scope, in *input, cmd string, checked 
 	if n.val == "" {
 		return
 	}
-	name := cmdName(n.val)
 	if strings.Contains(n.val, "/") {
 		if text, found, known := a.scriptAt(n, sc); found {
 			a.runScript(n.raw, text, known, sc, cmd, false)
@@ -229,7 +232,7 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 	case "go":
 		a.goTool(argv, sc, cmd)
 	case "gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "tcc":
-		if o, ok := parseOpts(argv, 1, "oIDLlUxWBe", nil, false).value("-o"); ok {
+		if o, ok := a.parseOpts(argv, 1, "oIDLlUxWBe", nil, false).value("-o"); ok {
 			a.writePath(o, sc, cmd, name+" writes its output to")
 		}
 	default:
@@ -257,10 +260,10 @@ func (a *analyzer) judgeFamily(name string, argv []arg, sc *scope, in *input, cm
 // inner judges a command run by a wrapper: argv[0] is name (or the given
 // name word) and the rest are its arguments.
 func (a *analyzer) inner(via string, rest []arg, name arg, sc *scope, in *input) {
-	argv := make([]arg, 0, len(rest)+1)
-	argv = append(argv, name)
-	argv = append(argv, rest...)
-	a.run(via, argv, sc, in)
+	start := len(a.arena.args)
+	a.arena.args = append(a.arena.args, name)
+	a.arena.args = append(a.arena.args, rest...)
+	a.run(via, a.keepArgs(start), sc, in)
 }
 
 // run judges argv as a command run by the wrapper via.
@@ -274,7 +277,7 @@ func (a *analyzer) run(via string, argv []arg, sc *scope, in *input) {
 	}
 	inner := *sc
 	inner.depth++
-	inner.via = appendVia(sc.via, via)
+	inner.via = a.appendVia(sc.via, via)
 	a.simple(argv, &inner, in, joinRaw(argv), true)
 	sc.cwd = inner.cwd
 }
@@ -459,7 +462,7 @@ func (a *analyzer) kill(name string, argv []arg, cmd string) {
 }
 
 func (a *analyzer) crontab(argv []arg, sc *scope, in *input, cmd string) {
-	p := parseOpts(argv, 1, "u", nil, false)
+	p := a.parseOpts(argv, 1, "u", nil, false)
 	switch {
 	case p.has("-r"):
 		a.deny("system-destroy", "removes the user's crontab", cmd)
@@ -484,7 +487,7 @@ func (a *analyzer) sysctl(argv []arg, cmd string) {
 }
 
 func (a *analyzer) rsync(argv []arg, sc *scope, in *input, cmd string) {
-	p := parseOpts(argv, 1, "eBfTM", []string{"rsh", "rsync-path", "filter", "exclude", "include", "exclude-from",
+	p := a.parseOpts(argv, 1, "eBfTM", []string{"rsh", "rsync-path", "filter", "exclude", "include", "exclude-from",
 		"include-from", "files-from", "temp-dir", "compare-dest", "copy-dest", "link-dest", "backup-dir", "suffix",
 		"log-file", "password-file", "port", "sockopts", "out-format", "chmod", "chown", "usermap", "groupmap",
 		"partial-dir", "timeout", "contimeout", "bwlimit", "max-size", "min-size", "max-delete", "block-size",
@@ -582,6 +585,9 @@ func (a *analyzer) treeRead(args []arg, sc *scope, cmd string) {
 	for _, x := range args {
 		if !x.lit || x.val == "" || x.val[0] == '-' && x.val != "-" {
 			continue
+		}
+		if relativeDown(x.val) && a.cwdInside(sc) {
+			continue // every path it names is inside the work dir
 		}
 		ps, _ := a.resolve(x.val, sc)
 		for _, p := range ps {

@@ -20,26 +20,35 @@ type parsed struct {
 // short lists the short options that take a value; long lists long options
 // (without "--") that take a value when not written --name=value. With stop
 // it stops at the first operand, as wrappers do before their command.
-func parseOpts(argv []arg, from int, short string, long []string, stop bool) parsed {
-	var p parsed
-	i := from
-	for ; i < len(argv); i++ {
+// The options and operands live in the analyzer's arena.
+func (a *analyzer) parseOpts(argv []arg, from int, short string, long []string, stop bool) parsed {
+	o0, a0 := len(a.arena.opts), len(a.arena.args)
+	rest := a.scanOpts(argv, from, short, long, stop)
+	return parsed{
+		opts: a.arena.opts[o0:len(a.arena.opts):len(a.arena.opts)],
+		ops:  a.arena.args[a0:len(a.arena.args):len(a.arena.args)],
+		rest: rest,
+	}
+}
+
+// scanOpts appends the options and operands parseOpts finds to the arena
+// and returns the index of the first operand (with stop) or len(argv).
+func (a *analyzer) scanOpts(argv []arg, from int, short string, long []string, stop bool) int {
+	for i := from; i < len(argv); i++ {
 		x := argv[i]
 		v := x.val
 		if !x.lit || len(v) < 2 || v[0] != '-' {
 			if stop {
-				p.rest = i
-				return p
+				return i
 			}
-			p.ops = append(p.ops, x)
+			a.arena.args = append(a.arena.args, x)
 			continue
 		}
 		if v == "--" {
 			if stop {
-				p.rest = i + 1
-				return p
+				return i + 1
 			}
-			p.ops = append(p.ops, argv[i+1:]...)
+			a.arena.args = append(a.arena.args, argv[i+1:]...)
 			break
 		}
 		if strings.HasPrefix(v, "--") {
@@ -51,12 +60,12 @@ func parseOpts(argv []arg, from int, short string, long []string, stop bool) par
 				i++
 				o.val, o.has = argv[i], true
 			}
-			p.opts = append(p.opts, o)
+			a.arena.opts = append(a.arena.opts, o)
 			continue
 		}
 		for j := 1; j < len(v); j++ {
 			c := v[j]
-			o := opt{name: "-" + string(c)}
+			o := opt{name: shortOpts[c]}
 			if strings.IndexByte(short, c) >= 0 {
 				if j+1 < len(v) {
 					o.val, o.has = litArg(v[j+1:]), true
@@ -64,15 +73,23 @@ func parseOpts(argv []arg, from int, short string, long []string, stop bool) par
 					i++
 					o.val, o.has = argv[i], true
 				}
-				p.opts = append(p.opts, o)
+				a.arena.opts = append(a.arena.opts, o)
 				break
 			}
-			p.opts = append(p.opts, o)
+			a.arena.opts = append(a.arena.opts, o)
 		}
 	}
-	p.rest = len(argv)
-	return p
+	return len(argv)
 }
+
+// shortOpts names the short option of every byte, "-" + string(rune(c)),
+// made once rather than for every letter of every option.
+var shortOpts = func() (t [256]string) {
+	for c := range t {
+		t[c] = "-" + string(rune(c))
+	}
+	return t
+}()
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

@@ -12,7 +12,9 @@ const unknownHome = "/~"
 // resolve returns the absolute paths p may name, given the directories the
 // command may run in; unknown is true when a relative path meets an unknown
 // directory.
+// The paths live in the analyzer's arena.
 func (a *analyzer) resolve(p string, sc *scope) (out []string, unknown bool) {
+	start := len(a.arena.paths)
 	switch {
 	case p == "":
 		return nil, false
@@ -21,17 +23,33 @@ func (a *analyzer) resolve(p string, sc *scope) (out []string, unknown bool) {
 		if i := strings.IndexByte(p, '/'); i >= 0 {
 			rest = p[i:]
 		}
-		return []string{path.Clean(unknownHome + rest)}, false
+		a.arena.paths = append(a.arena.paths, path.Clean(unknownHome+rest))
 	case p[0] == '/':
-		return []string{path.Clean(p)}, false
+		a.arena.paths = append(a.arena.paths, path.Clean(p))
 	case sc.cwd.unknown:
 		return nil, true
+	default:
+		for _, d := range sc.cwd.list {
+			a.arena.paths = append(a.arena.paths, path.Join(d, p))
+		}
 	}
-	out = make([]string, 0, len(sc.cwd.list))
-	for _, d := range sc.cwd.list {
-		out = append(out, path.Join(d, p))
+	return a.keepPaths(start), false
+}
+
+// relativeDown reports a relative path with no ".." component: joined to
+// a clean directory, it names that directory or a path inside it.
+func relativeDown(p string) bool {
+	if p == "" || p[0] == '/' || p[0] == '~' {
+		return false
 	}
-	return out, false
+	for rest := p; rest != ""; {
+		comp, next, _ := strings.Cut(rest, "/")
+		if comp == ".." {
+			return false
+		}
+		rest = next
+	}
+	return true
 }
 
 // under reports whether p is dir or inside it.
@@ -118,14 +136,31 @@ var credHints = []string{".ssh", ".aws", ".gnupg", ".kube", ".netrc", "credentia
 	"ssh_host_", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".boto", ".s3cfg", "settings.xml", "master.passwd",
 	"keyrings", ".mozilla", "chrome", "chromium", "Keychains", ".pulumi", ".oci", ".ngrok2", "rclone"}
 
+// credHint reports whether s contains one of credHints. It runs on most
+// arguments with a dot or a slash, so rather than searching s once per hint
+// it walks s once, trying only the hints that start with the byte at hand.
 func credHint(s string) bool {
-	for _, h := range credHints {
-		if strings.Contains(s, h) {
-			return true
+	for i := 0; i+1 < len(s); i++ {
+		for _, h := range credHintsBy[pairKey(s[i], s[i+1])] {
+			if strings.HasPrefix(s[i:], h) {
+				return true
+			}
 		}
 	}
 	return false
 }
+
+// credHintsBy is credHints by a hash of their first two bytes (every hint
+// has at least two), so most positions of a word have no hint to try.
+var credHintsBy = func() (t [1024][]string) {
+	for _, h := range credHints {
+		k := pairKey(h[0], h[1])
+		t[k] = append(t[k], h)
+	}
+	return t
+}()
+
+func pairKey(b0, b1 byte) int { return (int(b0)<<5 ^ int(b1)) & 1023 }
 
 // credential returns a description when the absolute path p (which may
 // hold glob patterns) names a credential store, else "".
@@ -139,14 +174,29 @@ func (a *analyzer) credential(p string, glob bool) string {
 	case strings.HasPrefix(p, "/proc/") && strings.HasSuffix(p, "/environ"):
 		return p
 	}
-	comps := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	// The components of q, and where each ends in q, on the stack: the
+	// root and parent below are prefixes of q ("/" + the first k components
+	// joined by "/"), so slicing q gives them without building strings.
+	q := p
+	if !strings.HasPrefix(q, "/") {
+		q = "/" + q
+	}
+	var compBuf [32]string
+	var endBuf [32]int
+	comps, ends := splitComps(compBuf[:0], endBuf[:0], q)
 	for i := range comps {
 		for _, c := range credentials {
+			if !glob && comps[i] != c[0] {
+				continue // what matchComps would say, without the call
+			}
 			if i+len(c) > len(comps) || !matchComps(comps[i:i+len(c)], c, glob) {
 				continue
 			}
-			root := "/" + strings.Join(comps[:i+len(c)], "/")
-			parent := "/" + strings.Join(comps[:i], "/")
+			root := q[:ends[i+len(c)-1]]
+			parent := "/"
+			if i > 0 {
+				parent = q[:ends[i-1]]
+			}
 			if a.inside(root) && parent != a.home {
 				continue // a file of the project that happens to be named so
 			}
@@ -154,6 +204,20 @@ func (a *analyzer) credential(p string, glob bool) string {
 		}
 	}
 	return ""
+}
+
+// splitComps appends the "/"-separated components of q[1:] to comps, as
+// strings.Split does, and where each ends in q to ends.
+func splitComps(comps []string, ends []int, q string) ([]string, []int) {
+	start := 1
+	for i := 1; i <= len(q); i++ {
+		if i == len(q) || q[i] == '/' {
+			comps = append(comps, q[start:i])
+			ends = append(ends, i)
+			start = i + 1
+		}
+	}
+	return comps, ends
 }
 
 func matchPath(p, want string, glob bool) bool {
@@ -205,9 +269,14 @@ func (a *analyzer) protected(p string) bool {
 	if home == "" {
 		home = unknownHome
 	}
+	// under(p, home+"/"+f), without building home+"/"+f for every f
+	if !strings.HasPrefix(p, home) || len(p) <= len(home) || p[len(home)] != '/' {
+		return false
+	}
+	rest := p[len(home)+1:]
 	for _, f := range []string{".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
 		".zshenv", ".zprofile", ".zlogin", ".config/autostart", ".config/systemd", ".local/bin", ".ssh"} {
-		if under(p, home+"/"+f) {
+		if under(rest, f) {
 			return true
 		}
 	}
@@ -217,7 +286,7 @@ func (a *analyzer) protected(p string) bool {
 // readPath refuses an argument or input redirect that names a credential
 // store.
 func (a *analyzer) readPath(t arg, sc *scope, cmd string) {
-	if !t.glob && !strings.ContainsAny(t.val, "./~") && a.cwdInside(sc) {
+	if !t.glob && !hasByteIn(t.val, &pathish) && a.cwdInside(sc) {
 		return // a plain word run inside the work dir names no credential
 	}
 	if !t.glob && !credHint(t.val) {

@@ -48,7 +48,7 @@ func (a *analyzer) noteScript(r *syntax.Redirect, t arg, sc *scope, st *syntax.S
 
 // scriptAt returns the content of a file written earlier in this line.
 func (a *analyzer) scriptAt(f arg, sc *scope) (text string, found, known bool) {
-	if !f.lit || a.scripts == nil {
+	if !f.lit || len(a.scripts) == 0 {
 		return "", false, false
 	}
 	ps, _ := a.resolve(f.val, sc)

@@ -109,7 +109,7 @@ func (a Analysis) Rules() []string {
 // Analyze parses src as bash and judges every command in it.
 func Analyze(src string, o Options) Analysis {
 	pr := prepare(o)
-	return analyzeWith(src, &pr, newParser(), "", true)
+	return analyzeWith(src, &pr, newAnalyzer(newParser()), "", true)
 }
 
 func newParser() *syntax.Parser {
@@ -138,11 +138,11 @@ func prepare(o Options) prepared {
 	return pr
 }
 
-// analyzeWith judges src with a parser the caller owns, run in dir (relative
-// to the work dir; "" is the work dir); a panic inside the analysis denies.
-// commands says whether to list the simple commands in the Analysis (the
-// gate, which reads only the findings, does without).
-func analyzeWith(src string, pr *prepared, p *syntax.Parser, dir string, commands bool) (res Analysis) {
+// analyzeWith judges src with an analyzer the caller owns, run in dir
+// (relative to the work dir; "" is the work dir); a panic inside the
+// analysis denies. commands says whether to list the simple commands in the
+// Analysis (the gate, which reads only the findings, does without).
+func analyzeWith(src string, pr *prepared, a *analyzer, dir string, commands bool) (res Analysis) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = Analysis{Decision: gate.Deny, Err: fmt.Errorf("shell analysis failed: %v", r),
@@ -150,17 +150,17 @@ func analyzeWith(src string, pr *prepared, p *syntax.Parser, dir string, command
 					Reason: fmt.Sprintf("the analysis failed (%v), so the command is refused", r), Command: clip(src)}}}
 		}
 	}()
-	return analyzeIn(src, pr, p, dir, commands)
+	return analyzeIn(src, pr, a, dir, commands)
 }
 
 // analyze is analyzeWith without the recover, for the fuzzer.
 func analyze(src string, o Options, p *syntax.Parser) Analysis {
 	pr := prepare(o)
-	return analyzeIn(src, &pr, p, "", true)
+	return analyzeIn(src, &pr, newAnalyzer(p), "", true)
 }
 
-func analyzeIn(src string, pr *prepared, p *syntax.Parser, dir string, commands bool) Analysis {
-	a := &analyzer{p: p, work: pr.work, home: pr.home, homeVar: pr.home, start: pr.start, commands: commands}
+func analyzeIn(src string, pr *prepared, a *analyzer, dir string, commands bool) Analysis {
+	a.reset(pr, commands)
 	if len(src) > MaxInput {
 		a.res.Err = fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(src), MaxInput)
 		a.deny("too-large", fmt.Sprintf("the command line is %d bytes, over the %d-byte limit", len(src), MaxInput), clip(src))
@@ -200,6 +200,7 @@ type analyzer struct {
 	parses   int
 	nodes    int
 	limited  bool
+	arena    // buffers kept from one analysis to the next
 }
 
 type funcInfo struct {
@@ -289,14 +290,19 @@ func (a *analyzer) nested(text string, sc *scope, via string, shared, soft bool,
 	inner := *sc
 	inner.src = text
 	inner.depth++
-	inner.via = appendVia(sc.via, via)
+	inner.via = a.appendVia(sc.via, via)
 	a.walkStmts(f.Stmts, &inner)
 	if shared {
 		sc.cwd = inner.cwd
 	}
 }
 
-func appendVia(via []string, v string) []string {
+// appendVia returns via with v added, for Command.Via: nil when the
+// commands are not recorded, since nothing else reads the chain.
+func (a *analyzer) appendVia(via []string, v string) []string {
+	if !a.commands {
+		return nil
+	}
 	out := make([]string, len(via), len(via)+1)
 	copy(out, via)
 	return append(out, v)

@@ -36,7 +36,7 @@ func (a *analyzer) trap(argv []arg, sc *scope, cmd string) {
 }
 
 func (a *analyzer) script(argv []arg, sc *scope, cmd string) {
-	p := parseOpts(argv, 1, "cEIOBTm", []string{"command", "echo", "log-in", "log-out", "log-io", "log-timing",
+	p := a.parseOpts(argv, 1, "cEIOBTm", []string{"command", "echo", "log-in", "log-out", "log-io", "log-timing",
 		"logging-format", "output-limit"}, false)
 	if c, ok := p.value("-c", "--command"); ok {
 		a.codeValue("script -c", c, sc, cmd)
@@ -52,7 +52,7 @@ func (a *analyzer) script(argv []arg, sc *scope, cmd string) {
 // terminal judges tmux and screen commands that start shell commands.
 func (a *analyzer) terminal(name string, argv []arg, sc *scope, cmd string) {
 	if name == "screen" {
-		p := parseOpts(argv, 1, "ScehpTtX", nil, true)
+		p := a.parseOpts(argv, 1, "ScehpTtX", nil, true)
 		if x, ok := p.value("-X"); ok && x.lit && (x.val == "stuff" || x.val == "exec") {
 			a.joined("screen -X", argv[p.rest:], sc, cmd)
 			return
@@ -123,7 +123,7 @@ func (a *analyzer) container(name string, argv []arg, sc *scope, cmd string) {
 }
 
 func (a *analyzer) make(argv []arg, sc *scope, in *input, cmd string) {
-	p := parseOpts(argv, 1, "CfIjlWoE", []string{"directory", "file", "makefile", "include-dir", "jobs", "load-average",
+	p := a.parseOpts(argv, 1, "CfIjlWoE", []string{"directory", "file", "makefile", "include-dir", "jobs", "load-average",
 		"what-if", "new-file", "assume-new", "old-file", "assume-old", "eval"}, false)
 	for _, e := range p.values("-E", "--eval") {
 		if !e.lit {
@@ -169,7 +169,7 @@ func (a *analyzer) goTool(argv []arg, sc *scope, cmd string) {
 		return
 	}
 	sub := argv[i].val
-	p := parseOpts(argv, i+1, "opC", nil, false)
+	p := a.parseOpts(argv, i+1, "opC", nil, false)
 	switch sub {
 	case "install", "get":
 		a.ask("package-install", "go "+sub+" downloads and installs packages", cmd)
@@ -217,7 +217,7 @@ func (a *analyzer) forge(name string, argv []arg, cmd string) {
 
 // cloud refuses uploads to cloud storage and other data transfers.
 func (a *analyzer) cloud(name string, argv []arg, sc *scope, cmd string) {
-	p := parseOpts(argv, 1, "", []string{"profile", "region", "endpoint-url", "output", "project", "account"}, false)
+	p := a.parseOpts(argv, 1, "", []string{"profile", "region", "endpoint-url", "output", "project", "account"}, false)
 	remote := func(v string) bool {
 		for _, pre := range []string{"s3://", "gs://", "az://", "https://", "http://", "b2://", "oci://"} {
 			if strings.HasPrefix(v, pre) {

@@ -47,7 +47,7 @@ func mergeDirs(x, y dirs) dirs {
 type scope struct {
 	src     string   // source text the positions refer to
 	depth   int      // nesting of parsed command strings
-	via     []string // wrapper chain, never mutated in place
+	via     []string // wrapper chain, never mutated in place; kept only when commands are recorded
 	cwd     dirs
 	fn      string // name of the function whose body is walked
 	async   bool   // in the background or part of a pipeline

@@ -38,37 +38,43 @@ func source(src string, n syntax.Node) string {
 }
 
 // args resolves the words of a command, applying brace expansion.
+// The words go into the analyzer's arena (word appends nothing to it).
 func (a *analyzer) args(ws []*syntax.Word, sc *scope) []arg {
-	out := make([]arg, 0, len(ws))
+	start := len(a.arena.args)
 	for _, w := range ws {
 		if !hasUnquotedBrace(w) {
-			out = append(out, a.word(w, sc))
+			a.arena.args = append(a.arena.args, a.word(w, sc))
 			continue
 		}
-		cp := &syntax.Word{Parts: w.Parts}
-		if !syntax.SplitBraces(cp) {
-			out = append(out, a.word(w, sc))
-			continue
-		}
-		alts, ok := expandBraces(cp.Parts, maxBraceWords)
-		if !ok {
-			x := a.word(w, sc)
-			x.lit = false
-			x.val += dynMark
-			out = append(out, x)
-			continue
-		}
-		raw := source(sc.src, w)
-		for _, parts := range alts {
-			x := a.word(&syntax.Word{Parts: parts}, sc)
-			x.raw = raw
-			if x.lit && x.val == "" && !quoted(parts) {
-				continue // bash drops empty unquoted words: {,curl} x runs curl
-			}
-			out = append(out, x)
-		}
+		a.braceArgs(w, sc)
 	}
-	return out
+	return a.keepArgs(start)
+}
+
+// braceArgs appends to the arena the words a brace expansion produces.
+func (a *analyzer) braceArgs(w *syntax.Word, sc *scope) {
+	cp := &syntax.Word{Parts: w.Parts}
+	if !syntax.SplitBraces(cp) {
+		a.arena.args = append(a.arena.args, a.word(w, sc))
+		return
+	}
+	alts, ok := expandBraces(cp.Parts, maxBraceWords)
+	if !ok {
+		x := a.word(w, sc)
+		x.lit = false
+		x.val += dynMark
+		a.arena.args = append(a.arena.args, x)
+		return
+	}
+	raw := source(sc.src, w)
+	for _, parts := range alts {
+		x := a.word(&syntax.Word{Parts: parts}, sc)
+		x.raw = raw
+		if x.lit && x.val == "" && !quoted(parts) {
+			continue // bash drops empty unquoted words: {,curl} x runs curl
+		}
+		a.arena.args = append(a.arena.args, x)
+	}
 }
 
 func quoted(parts []syntax.WordPart) bool {
@@ -202,13 +208,40 @@ func braceSeq(be *syntax.BraceExp, limit int) ([][]syntax.WordPart, bool) {
 	return nil, false
 }
 
+// byteSet is a set of bytes. Checking a word against one is a table
+// lookup per byte; strings.ContainsAny, on the path of every word, costs
+// more on the short words commands are made of.
+type byteSet [256]bool
+
+func makeByteSet(chars string) (t byteSet) {
+	for i := 0; i < len(chars); i++ {
+		t[chars[i]] = true
+	}
+	return t
+}
+
+// hasByteIn is strings.ContainsAny(s, chars) for a set of ASCII chars.
+func hasByteIn(s string, set *byteSet) bool {
+	for i := 0; i < len(s); i++ {
+		if set[s[i]] {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	wordSpecial = makeByteSet("\\*?[~") // what a bare literal word needs no unescaping for
+	pathish     = makeByteSet("./~")    // what a word must hold to name a path outside the cwd
+)
+
 // word resolves one word without brace expansion.
 func (a *analyzer) word(w *syntax.Word, sc *scope) arg {
 	x := arg{raw: source(sc.src, w), lit: true}
 	if len(w.Parts) == 1 {
 		switch p := w.Parts[0].(type) {
 		case *syntax.Lit:
-			if !strings.ContainsAny(p.Value, "\\*?[~") {
+			if !hasByteIn(p.Value, &wordSpecial) {
 				x.val = p.Value
 				return x
 			}
@@ -217,6 +250,13 @@ func (a *analyzer) word(w *syntax.Word, sc *scope) arg {
 				x.val = p.Value
 				return x
 			}
+		}
+		if v, glob, ok := plainWord(w.Parts[0]); ok {
+			x.val, x.glob = v, glob
+			if x.raw == "" {
+				x.raw = x.val
+			}
+			return x
 		}
 	}
 	var b strings.Builder
@@ -228,6 +268,47 @@ func (a *analyzer) word(w *syntax.Word, sc *scope) arg {
 		x.raw = x.val
 	}
 	return x
+}
+
+// plainWord returns the value of a one-part word that needs no builder,
+// as part would write it: a literal with glob characters but no escapes
+// and no leading ~, or double quotes around one literal. The common words
+// of a command line (*.go, "a message") then cost no allocation.
+func plainWord(p syntax.WordPart) (val string, glob, ok bool) {
+	switch p := p.(type) {
+	case *syntax.Lit:
+		v := p.Value
+		if strings.HasPrefix(v, "~") || strings.IndexByte(v, '\\') >= 0 {
+			return "", false, false
+		}
+		return v, litGlob(v), true
+	case *syntax.DblQuoted:
+		switch len(p.Parts) {
+		case 0:
+			return "", false, true
+		case 1:
+			if l, isLit := p.Parts[0].(*syntax.Lit); isLit {
+				return unescapeDQ(l.Value), false, true
+			}
+		}
+	}
+	return "", false, false
+}
+
+// litGlob reports the unquoted glob characters unescapeLit notes, for a
+// literal without backslashes.
+func litGlob(v string) bool {
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '*', '?':
+			return true
+		case '[':
+			if strings.IndexByte(v[i+1:], ']') >= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (a *analyzer) part(b *strings.Builder, x *arg, p syntax.WordPart, first, dq bool, sc *scope) {

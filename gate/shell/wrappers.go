@@ -10,7 +10,7 @@ func (a *analyzer) unwrapPriv(name string, argv []arg, sc *scope, in *input) {
 	cmd := joinRaw(argv)
 	switch name {
 	case "sudo", "sudoedit":
-		p := parseOpts(argv, 1, "ugCDhprtTUR", []string{"user", "group", "close-from", "chdir", "host", "prompt", "role",
+		p := a.parseOpts(argv, 1, "ugCDhprtTUR", []string{"user", "group", "close-from", "chdir", "host", "prompt", "role",
 			"type", "command-timeout", "other-user", "chroot"}, true)
 		i := p.rest
 		for i < len(argv) && isAssignment(argv[i].val) {
@@ -28,14 +28,14 @@ func (a *analyzer) unwrapPriv(name string, argv []arg, sc *scope, in *input) {
 		}
 		a.run(name, argv[i:], sc, in)
 	case "doas":
-		a.run(name, argv[parseOpts(argv, 1, "uC", nil, true).rest:], sc, in)
+		a.run(name, argv[a.parseOpts(argv, 1, "uC", nil, true).rest:], sc, in)
 	case "pkexec":
-		a.run(name, argv[parseOpts(argv, 1, "", []string{"user"}, true).rest:], sc, in)
+		a.run(name, argv[a.parseOpts(argv, 1, "", []string{"user"}, true).rest:], sc, in)
 	case "run0":
-		a.run(name, argv[parseOpts(argv, 1, "ugD", []string{"user", "group", "property", "unit", "description", "slice",
+		a.run(name, argv[a.parseOpts(argv, 1, "ugD", []string{"user", "group", "property", "unit", "description", "slice",
 			"setenv", "chdir", "machine", "nice", "background", "pty"}, true).rest:], sc, in)
 	case "su", "runuser":
-		p := parseOpts(argv, 1, "cgGswu", []string{"command", "session-command", "group", "supp-group", "shell",
+		p := a.parseOpts(argv, 1, "cgGswu", []string{"command", "session-command", "group", "supp-group", "shell",
 			"whitelist-environment", "user"}, name == "runuser" && hasOpt(argv, "-u"))
 		if c, ok := p.value("-c", "--command", "--session-command"); ok {
 			a.codeValue(name+" -c", c, sc, cmd)
@@ -45,21 +45,21 @@ func (a *analyzer) unwrapPriv(name string, argv []arg, sc *scope, in *input) {
 			a.run(name, argv[p.rest:], sc, in)
 		}
 	case "chroot":
-		p := parseOpts(argv, 1, "", []string{"userspec", "groups"}, true)
+		p := a.parseOpts(argv, 1, "", []string{"userspec", "groups"}, true)
 		if p.rest+1 < len(argv) {
 			a.run(name, argv[p.rest+1:], sc, in)
 		}
 	case "nsenter":
-		a.run(name, argv[parseOpts(argv, 1, "tSGw", []string{"target", "setuid", "setgid", "wd", "env"}, true).rest:], sc, in)
+		a.run(name, argv[a.parseOpts(argv, 1, "tSGw", []string{"target", "setuid", "setgid", "wd", "env"}, true).rest:], sc, in)
 	case "unshare":
-		a.run(name, argv[parseOpts(argv, 1, "SGRw", []string{"setuid", "setgid", "map-user", "map-group", "propagation",
+		a.run(name, argv[a.parseOpts(argv, 1, "SGRw", []string{"setuid", "setgid", "map-user", "map-group", "propagation",
 			"wd", "root", "setgroups", "map-users", "map-groups"}, true).rest:], sc, in)
 	case "setpriv":
-		a.run(name, argv[parseOpts(argv, 1, "", []string{"reuid", "regid", "ruid", "rgid", "euid", "egid", "groups",
+		a.run(name, argv[a.parseOpts(argv, 1, "", []string{"reuid", "regid", "ruid", "rgid", "euid", "egid", "groups",
 			"inh-caps", "ambient-caps", "bounding-set", "securebits", "pdeathsig", "selinux-label", "apparmor-profile",
 			"landlock-access", "landlock-rule", "seccomp-filter"}, true).rest:], sc, in)
 	case "systemd-run":
-		a.run(name, argv[parseOpts(argv, 1, "pEMH", []string{"property", "unit", "description", "slice", "setenv", "uid",
+		a.run(name, argv[a.parseOpts(argv, 1, "pEMH", []string{"property", "unit", "description", "slice", "setenv", "uid",
 			"gid", "nice", "working-directory", "on-calendar", "on-active", "on-boot", "on-startup", "on-unit-active",
 			"on-unit-inactive", "timer-property", "path-property", "socket-property", "service-type", "machine", "host"}, true).rest:], sc, in)
 	case "capsh":
@@ -140,9 +140,9 @@ func (a *analyzer) wrapper(name string, argv []arg, sc *scope, in *input, cmd st
 	rest := len(argv)
 	switch name {
 	case "exec":
-		rest = parseOpts(argv, 1, "a", nil, true).rest
+		rest = a.parseOpts(argv, 1, "a", nil, true).rest
 	case "command":
-		p := parseOpts(argv, 1, "", nil, true)
+		p := a.parseOpts(argv, 1, "", nil, true)
 		if p.has("-v", "-V") {
 			return
 		}
@@ -154,42 +154,42 @@ func (a *analyzer) wrapper(name string, argv []arg, sc *scope, in *input, cmd st
 			a.ask("persistence", name+" queues a command to run later", cmd)
 		}
 	case "setsid":
-		rest = parseOpts(argv, 1, "", nil, true).rest
+		rest = a.parseOpts(argv, 1, "", nil, true).rest
 	case "env":
 		a.env(argv, sc, in, cmd)
 		return
 	case "nice":
-		rest = parseOpts(argv, 1, "n", []string{"adjustment"}, true).rest
+		rest = a.parseOpts(argv, 1, "n", []string{"adjustment"}, true).rest
 	case "ionice":
-		p := parseOpts(argv, 1, "cnpPu", []string{"class", "classdata", "pid", "pgid", "uid"}, true)
+		p := a.parseOpts(argv, 1, "cnpPu", []string{"class", "classdata", "pid", "pgid", "uid"}, true)
 		if p.has("-p", "-P", "-u", "--pid", "--pgid", "--uid") {
 			return
 		}
 		rest = p.rest
 	case "timeout", "gtimeout":
-		rest = parseOpts(argv, 1, "sk", []string{"signal", "kill-after"}, true).rest + 1
+		rest = a.parseOpts(argv, 1, "sk", []string{"signal", "kill-after"}, true).rest + 1
 	case "stdbuf":
-		rest = parseOpts(argv, 1, "ioe", []string{"input", "output", "error"}, true).rest
+		rest = a.parseOpts(argv, 1, "ioe", []string{"input", "output", "error"}, true).rest
 	case "chrt":
-		p := parseOpts(argv, 1, "TPD", []string{"sched-runtime", "sched-period", "sched-deadline"}, true)
+		p := a.parseOpts(argv, 1, "TPD", []string{"sched-runtime", "sched-period", "sched-deadline"}, true)
 		if p.has("-p", "--pid") {
 			return
 		}
 		rest = p.rest + 1
 	case "taskset":
-		p := parseOpts(argv, 1, "", nil, true)
+		p := a.parseOpts(argv, 1, "", nil, true)
 		if p.has("-p", "--pid") {
 			return
 		}
 		rest = p.rest + 1
 	case "time":
-		p := parseOpts(argv, 1, "fo", []string{"format", "output"}, true)
+		p := a.parseOpts(argv, 1, "fo", []string{"format", "output"}, true)
 		if o, ok := p.value("-o", "--output"); ok {
 			a.writePath(o, sc, cmd, "time writes to")
 		}
 		rest = p.rest
 	case "flock":
-		p := parseOpts(argv, 1, "wEc", []string{"timeout", "conflict-exit-code", "command"}, true)
+		p := a.parseOpts(argv, 1, "wEc", []string{"timeout", "conflict-exit-code", "command"}, true)
 		if c, ok := p.value("-c", "--command"); ok {
 			a.codeValue("flock -c", c, sc, cmd)
 			return
@@ -207,16 +207,16 @@ func (a *analyzer) wrapper(name string, argv []arg, sc *scope, in *input, cmd st
 		}
 		rest = p.rest + 1
 	case "strace", "ltrace":
-		p := parseOpts(argv, 1, "oepsuEabIOPSXUAnDFLlxw", []string{"output", "trace", "expr", "attach", "string-limit", "user",
+		p := a.parseOpts(argv, 1, "oepsuEabIOPSXUAnDFLlxw", []string{"output", "trace", "expr", "attach", "string-limit", "user",
 			"env", "signal", "status", "trace-path", "summary-sort-by"}, true)
 		if o, ok := p.value("-o", "--output"); ok {
 			a.writePath(o, sc, cmd, name+" writes to")
 		}
 		rest = p.rest
 	case "systemd-inhibit":
-		rest = parseOpts(argv, 1, "", []string{"what", "who", "why", "mode"}, true).rest
+		rest = a.parseOpts(argv, 1, "", []string{"what", "who", "why", "mode"}, true).rest
 	case "cpulimit":
-		p := parseOpts(argv, 1, "lpe", []string{"limit", "pid", "exe"}, true)
+		p := a.parseOpts(argv, 1, "lpe", []string{"limit", "pid", "exe"}, true)
 		if p.has("-p", "-e", "--pid", "--exe") {
 			return
 		}
@@ -224,13 +224,13 @@ func (a *analyzer) wrapper(name string, argv []arg, sc *scope, in *input, cmd st
 	case "bwrap":
 		rest = bwrapRest(argv)
 	case "fakeroot":
-		rest = parseOpts(argv, 1, "lisb", []string{"lib", "faked"}, true).rest
+		rest = a.parseOpts(argv, 1, "lisb", []string{"lib", "faked"}, true).rest
 	case "faketime":
-		rest = parseOpts(argv, 1, "f", nil, true).rest + 1
+		rest = a.parseOpts(argv, 1, "f", nil, true).rest + 1
 	case "numactl":
-		rest = parseOpts(argv, 1, "CNmpiPlw", nil, true).rest
+		rest = a.parseOpts(argv, 1, "CNmpiPlw", nil, true).rest
 	case "prlimit":
-		p := parseOpts(argv, 1, "p", []string{"pid"}, true)
+		p := a.parseOpts(argv, 1, "p", []string{"pid"}, true)
 		if p.has("-p", "--pid") {
 			return
 		}
@@ -471,7 +471,7 @@ func (a *analyzer) source(argv []arg, sc *scope, in *input, cmd string) {
 }
 
 func (a *analyzer) xargs(argv []arg, sc *scope, cmd string) {
-	p := parseOpts(argv, 1, "adEILnPs", []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars",
+	p := a.parseOpts(argv, 1, "adEILnPs", []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars",
 		"process-slot-var"}, true)
 	repl := ""
 	if r, ok := p.value("-I"); ok {
@@ -581,7 +581,7 @@ func (a *analyzer) find(argv []arg, sc *scope, cmd string) {
 }
 
 func (a *analyzer) parallel(argv []arg, sc *scope, cmd string) {
-	p := parseOpts(argv, 1, "jSadInNLCEeKsxXmMt", []string{"jobs", "sshlogin", "sshloginfile", "slf", "arg-file",
+	p := a.parseOpts(argv, 1, "jSadInNLCEeKsxXmMt", []string{"jobs", "sshlogin", "sshloginfile", "slf", "arg-file",
 		"delimiter", "colsep", "results", "res", "joblog", "tmpdir", "workdir", "wd", "env", "timeout", "delay",
 		"retries", "halt", "memfree", "load", "basefile", "bf", "return", "transferfile", "tf", "max-args",
 		"max-replace-args", "max-lines", "replace", "eof", "tagstring", "shebang-wrap", "block", "recstart", "recend",
@@ -644,7 +644,7 @@ func replaceParallel(s string) string {
 }
 
 func (a *analyzer) watch(argv []arg, sc *scope, cmd string) {
-	p := parseOpts(argv, 1, "nq", []string{"interval", "equexit"}, true)
+	p := a.parseOpts(argv, 1, "nq", []string{"interval", "equexit"}, true)
 	inner := argv[p.rest:]
 	if p.has("-x", "--exec") {
 		a.run("watch", inner, sc, nil)

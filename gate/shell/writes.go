@@ -7,7 +7,7 @@ func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
 	w := func(t arg) { a.writePath(t, sc, cmd, name+" writes to") }
 	switch name {
 	case "cp", "gcp", "mv", "gmv":
-		p := parseOpts(argv, 1, "tS", []string{"target-directory", "suffix"}, false)
+		p := a.parseOpts(argv, 1, "tS", []string{"target-directory", "suffix"}, false)
 		if t, ok := p.value("-t", "--target-directory"); ok {
 			w(t)
 		} else if len(p.ops) >= 2 {
@@ -21,7 +21,7 @@ func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
 			}
 		}
 	case "install", "ginstall":
-		p := parseOpts(argv, 1, "tSmogZ", []string{"target-directory", "suffix", "mode", "owner", "group", "strip-program", "context"}, false)
+		p := a.parseOpts(argv, 1, "tSmogZ", []string{"target-directory", "suffix", "mode", "owner", "group", "strip-program", "context"}, false)
 		if m, ok := p.value("-m", "--mode"); ok && setuidMode(m.val) {
 			a.deny("priv-esc", "install sets the setuid or setgid bit", cmd)
 		}
@@ -41,11 +41,11 @@ func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
 	case "ln", "link":
 		a.ln(argv, sc, cmd)
 	case "tee":
-		for _, o := range parseOpts(argv, 1, "", []string{"output-error"}, false).ops {
+		for _, o := range a.parseOpts(argv, 1, "", []string{"output-error"}, false).ops {
 			w(o)
 		}
 	case "touch", "mkdir", "mkfifo", "mknod", "fallocate", "truncate":
-		p := parseOpts(argv, 1, "rdtmZsloS", []string{"reference", "date", "time", "mode", "context", "size", "length", "offset"}, false)
+		p := a.parseOpts(argv, 1, "rdtmZsloS", []string{"reference", "date", "time", "mode", "context", "size", "length", "offset"}, false)
 		ops := p.ops
 		if name == "mknod" && len(ops) > 1 {
 			ops = ops[:1]
@@ -56,7 +56,7 @@ func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
 	case "chmod":
 		a.chmod(argv, sc, cmd)
 	case "chown", "chgrp":
-		p := parseOpts(argv, 1, "", []string{"from", "reference"}, false)
+		p := a.parseOpts(argv, 1, "", []string{"from", "reference"}, false)
 		ops := p.ops
 		if !p.has("--reference") && len(ops) > 0 {
 			if name == "chown" && rootOwner(ops[0].val) {
@@ -68,7 +68,7 @@ func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
 			a.writePath(o, sc, cmd, name+" changes")
 		}
 	case "sort":
-		p := parseOpts(argv, 1, "otSkT", []string{"output", "key", "field-separator", "buffer-size", "temporary-directory",
+		p := a.parseOpts(argv, 1, "otSkT", []string{"output", "key", "field-separator", "buffer-size", "temporary-directory",
 			"parallel", "files0-from", "compress-program", "random-source"}, false)
 		if o, ok := p.value("-o", "--output"); ok {
 			w(o)
@@ -77,7 +77,7 @@ func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
 			a.codeValue("sort --compress-program", c, sc, cmd)
 		}
 	case "split", "csplit":
-		p := parseOpts(argv, 1, "abClnftk", []string{"suffix-length", "additional-suffix", "bytes", "line-bytes", "lines",
+		p := a.parseOpts(argv, 1, "abClnftk", []string{"suffix-length", "additional-suffix", "bytes", "line-bytes", "lines",
 			"number", "separator", "filter", "prefix", "suffix-format", "digits"}, false)
 		if f, ok := p.value("--filter"); ok {
 			a.codeValue("split --filter", f, sc, cmd)
@@ -89,7 +89,7 @@ func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
 			w(p.ops[1])
 		}
 	case "patch":
-		p := parseOpts(argv, 1, "oiBdDFpVYzrgM", []string{"output", "input", "prefix", "directory", "ifdef", "fuzz", "strip",
+		p := a.parseOpts(argv, 1, "oiBdDFpVYzrgM", []string{"output", "input", "prefix", "directory", "ifdef", "fuzz", "strip",
 			"version-control", "basename-prefix", "suffix", "reject-file", "get", "quoting-style", "merge"}, false)
 		if o, ok := p.value("-o", "--output"); ok {
 			w(o)
@@ -159,7 +159,7 @@ func (a *analyzer) chmod(argv []arg, sc *scope, cmd string) {
 }
 
 func (a *analyzer) ln(argv []arg, sc *scope, cmd string) {
-	p := parseOpts(argv, 1, "tS", []string{"target-directory", "suffix"}, false)
+	p := a.parseOpts(argv, 1, "tS", []string{"target-directory", "suffix"}, false)
 	var dest arg
 	var targets []arg
 	switch t, ok := p.value("-t", "--target-directory"); {
@@ -192,7 +192,7 @@ func (a *analyzer) ln(argv []arg, sc *scope, cmd string) {
 
 // rm judges rm, unlink and rmdir.
 func (a *analyzer) rm(name string, argv []arg, sc *scope, cmd string) {
-	p := parseOpts(argv, 1, "", nil, false)
+	p := a.parseOpts(argv, 1, "", nil, false)
 	recursive := name == "rm" && p.has("-r", "-R", "--recursive")
 	for _, o := range p.ops {
 		a.remove(o, recursive, sc, cmd, name)
@@ -254,7 +254,7 @@ func (a *analyzer) sweeping(p string) bool {
 }
 
 func (a *analyzer) shred(argv []arg, sc *scope, cmd string) {
-	p := parseOpts(argv, 1, "ns", []string{"iterations", "size", "random-source"}, false)
+	p := a.parseOpts(argv, 1, "ns", []string{"iterations", "size", "random-source"}, false)
 	for _, o := range p.ops {
 		if o.lit {
 			ps, _ := a.resolve(o.val, sc)
@@ -504,7 +504,7 @@ func (a *analyzer) tar(argv []arg, sc *scope, cmd string) {
 		}
 		start = next
 	}
-	p := parseOpts(argv, start, "fCTXbKNgLVFHI", []string{"file", "directory", "files-from", "exclude-from",
+	p := a.parseOpts(argv, start, "fCTXbKNgLVFHI", []string{"file", "directory", "files-from", "exclude-from",
 		"blocking-factor", "starting-file", "newer", "after-date", "listed-incremental", "tape-length", "label",
 		"info-script", "new-volume-script", "format", "use-compress-program", "to-command", "checkpoint-action",
 		"rsh-command", "rmt-command", "exclude", "transform", "xform", "owner", "group", "mode", "mtime", "suffix",
@@ -607,12 +607,12 @@ func (a *analyzer) archive(name string, argv []arg, sc *scope, cmd string) {
 			}
 		}
 	case "unrar":
-		p := parseOpts(argv, 1, "", nil, false)
+		p := a.parseOpts(argv, 1, "", nil, false)
 		if len(p.ops) >= 3 && strings.HasSuffix(p.ops[len(p.ops)-1].val, "/") {
 			w(p.ops[len(p.ops)-1], "extracts into")
 		}
 	case "cpio":
-		p := parseOpts(argv, 1, "DEFHIMORs", []string{"directory", "pattern-file", "file", "format", "message", "owner", "rsh-command"}, false)
+		p := a.parseOpts(argv, 1, "DEFHIMORs", []string{"directory", "pattern-file", "file", "format", "message", "owner", "rsh-command"}, false)
 		if d, ok := p.value("-D", "--directory"); ok {
 			w(d, "extracts into")
 		}
@@ -627,7 +627,7 @@ func (a *analyzer) archive(name string, argv []arg, sc *scope, cmd string) {
 			w(argv[2], "writes")
 		}
 	default: // gzip and friends replace their inputs
-		p := parseOpts(argv, 1, "oSbL", []string{"suffix", "output"}, false)
+		p := a.parseOpts(argv, 1, "oSbL", []string{"suffix", "output"}, false)
 		if o, ok := p.value("-o", "--output"); ok {
 			w(o, "writes")
 			return
