@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/reinhq/rein/model/anthropic"
+	"github.com/reinhq/rein/model/openai"
 )
 
 // Price is what a model costs, in USD per million tokens. In a file:
@@ -23,42 +26,21 @@ type Price struct {
 	CacheWrite float64 `toml:"cache_write" json:"cache_write"`
 }
 
-// DefaultPrices is the built-in price table, keyed "provider:model":
-// approximate list prices of well-known models as last checked (2025;
-// Anthropic's cache writes at the 5-minute rate; OpenAI charges no extra
-// for cache writes). Prices change: a config file's [prices] overrides
-// them, and a model not in the table (a local one) has no price, so its
-// cost is not tracked unless one is configured. It returns a new map.
+// DefaultPrices is the built-in price table, keyed "provider:model": the
+// providers' own tables (anthropic.DefaultPrices, openai.DefaultPrices:
+// approximate list prices as last checked), so there is one copy of each
+// figure. Prices change: a config file's [prices] overrides them, and a
+// model not in the table (a local one) has no price, so its cost is not
+// tracked unless one is configured. It returns a new map.
 func DefaultPrices() map[string]Price {
-	p := func(in, out, read, write float64) Price {
-		return Price{Input: in, Output: out, CacheRead: read, CacheWrite: write}
+	table := map[string]Price{}
+	for name, p := range anthropic.DefaultPrices() {
+		table["anthropic:"+name] = Price{Input: p.InputPerMTok, Output: p.OutputPerMTok, CacheRead: p.CacheReadPerMTok, CacheWrite: p.CacheWritePerMTok}
 	}
-	opus4 := p(15, 75, 1.5, 18.75)
-	opus45 := p(5, 25, 0.5, 6.25)
-	sonnet := p(3, 15, 0.3, 3.75)
-	oa := func(in, cached, out float64) Price { return p(in, out, cached, in) }
-	return map[string]Price{
-		"anthropic:claude-opus-4-5":   opus45,
-		"anthropic:claude-opus-4-1":   opus4,
-		"anthropic:claude-opus-4-0":   opus4,
-		"anthropic:claude-opus-4":     opus4,
-		"anthropic:claude-sonnet-4-5": sonnet,
-		"anthropic:claude-sonnet-4-0": sonnet,
-		"anthropic:claude-sonnet-4":   sonnet,
-		"anthropic:claude-3-7-sonnet": sonnet,
-		"anthropic:claude-haiku-4-5":  p(1, 5, 0.1, 1.25),
-		"anthropic:claude-3-5-haiku":  p(0.8, 4, 0.08, 1),
-		"openai:gpt-5":                oa(1.25, 0.125, 10),
-		"openai:gpt-5-mini":           oa(0.25, 0.025, 2),
-		"openai:gpt-5-nano":           oa(0.05, 0.005, 0.40),
-		"openai:gpt-4.1":              oa(2, 0.50, 8),
-		"openai:gpt-4.1-mini":         oa(0.40, 0.10, 1.60),
-		"openai:gpt-4.1-nano":         oa(0.10, 0.025, 0.40),
-		"openai:gpt-4o":               oa(2.50, 1.25, 10),
-		"openai:gpt-4o-mini":          oa(0.15, 0.075, 0.60),
-		"openai:o3":                   oa(2, 0.50, 8),
-		"openai:o4-mini":              oa(1.10, 0.275, 4.40),
+	for name, p := range openai.DefaultPrices() {
+		table["openai:"+name] = Price{Input: p.InputPerMTok, Output: p.OutputPerMTok, CacheRead: p.CacheReadPerMTok, CacheWrite: p.CacheWritePerMTok}
 	}
+	return table
 }
 
 // dated matches a pinned model's date suffix ("-20250929", "-2024-07-18")

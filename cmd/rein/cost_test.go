@@ -5,34 +5,7 @@ import (
 
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/model"
-	"github.com/reinhq/rein/model/anthropic"
-	"github.com/reinhq/rein/model/openai"
 )
-
-// The config's built-in price table and the providers' own tables agree,
-// model for model, so that no copy drifts from the other.
-func TestDefaultPricesMatchTheProviders(t *testing.T) {
-	t.Parallel()
-	table := config.DefaultPrices()
-	n := 0
-	for name, p := range anthropic.DefaultPrices() {
-		n++
-		want := config.Price{Input: p.InputPerMTok, Output: p.OutputPerMTok, CacheRead: p.CacheReadPerMTok, CacheWrite: p.CacheWritePerMTok}
-		if got := table["anthropic:"+name]; got != want {
-			t.Errorf("anthropic:%s: config %+v, provider %+v", name, got, want)
-		}
-	}
-	for name, p := range openai.DefaultPrices() {
-		n++
-		want := config.Price{Input: p.InputPerMTok, Output: p.OutputPerMTok, CacheRead: p.CacheReadPerMTok, CacheWrite: p.CacheWritePerMTok}
-		if got := table["openai:"+name]; got != want {
-			t.Errorf("openai:%s: config %+v, provider %+v", name, got, want)
-		}
-	}
-	if n != len(table) {
-		t.Errorf("the config has %d prices, the providers %d", len(table), n)
-	}
-}
 
 func TestCostBreakdown(t *testing.T) {
 	t.Parallel()
