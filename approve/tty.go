@@ -93,9 +93,7 @@ func (l *Lines) Next(ctx context.Context, timeout time.Duration) (string, error)
 	select {
 	case ln := <-l.ch:
 		if ln.err != nil {
-			l.mu.Lock()
-			l.end = ln.err
-			l.mu.Unlock()
+			l.ended(ln.err)
 			return "", ln.err
 		}
 		return ln.text, nil
@@ -108,6 +106,13 @@ func (l *Lines) Next(ctx context.Context, timeout time.Duration) (string, error)
 	}
 }
 
+// ended records that input has ended with err: every later read returns it.
+func (l *Lines) ended(err error) {
+	l.mu.Lock()
+	l.end = err
+	l.mu.Unlock()
+}
+
 // Drain discards the lines typed while nobody was asking (a late answer to
 // a prompt that timed out, say) and returns how many there were. It does
 // not wait.
@@ -117,9 +122,7 @@ func (l *Lines) Drain() int {
 		select {
 		case ln := <-l.ch:
 			if ln.err != nil {
-				l.mu.Lock()
-				l.end = ln.err
-				l.mu.Unlock()
+				l.ended(ln.err)
 				return n
 			}
 			n++

@@ -103,21 +103,33 @@ func (p *fastParser) object(depth int) (any, bool) {
 			return nil, false
 		}
 		m[k] = v
-		p.space()
-		if p.i >= len(p.data) {
+		done, ok := p.after('}')
+		if !ok {
 			return nil, false
 		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-			p.space()
-		case '}':
-			p.i++
+		if done {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// after reads what follows a member or element: a comma (more follow) or
+// the closing byte (done); anything else is not JSON this parser takes.
+func (p *fastParser) after(closing byte) (done, ok bool) {
+	p.space()
+	if p.i >= len(p.data) {
+		return false, false
+	}
+	switch p.data[p.i] {
+	case ',':
+		p.i++
+		p.space()
+		return false, true
+	case closing:
+		p.i++
+		return true, true
+	}
+	return false, false
 }
 
 func (p *fastParser) array(depth int) (any, bool) {
@@ -134,19 +146,12 @@ func (p *fastParser) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		p.space()
-		if p.i >= len(p.data) {
+		done, ok := p.after(']')
+		if !ok {
 			return nil, false
 		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-			p.space()
-		case ']':
-			p.i++
+		if done {
 			return a, true
-		default:
-			return nil, false
 		}
 	}
 }

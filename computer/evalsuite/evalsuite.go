@@ -195,8 +195,7 @@ func (sc Scenario) Run(ctx context.Context, o Options) (*Report, error) {
 		return &Report{Result: res}, context.Cause(ctx)
 	}
 	url, _ := b.URL(ctx)
-	logins, passwords := site.Logins()
-	_ = logins
+	_, passwords := site.Logins()
 	end := End{Orders: len(site.Orders()), Cart: len(site.Cart()), Deleted: site.Deleted(), Sent: site.Sent(),
 		Tracker: len(site.TrackerHits()), Passwords: passwords}
 	v := sc.Check(end, res)

@@ -190,15 +190,8 @@ func (g *Gate) checkRead(name string, spec tool.Spec, args map[string]any) gate.
 		if err != nil || !u.IsAbs() || u.RawQuery == "" || g.l.copied(s) {
 			continue
 		}
-		for _, k := range slices.Sorted(maps.Keys(u.Query())) {
-			for _, v := range u.Query()[k] {
-				if len(Compact(Decode(v))) < Window {
-					continue
-				}
-				if src, found := g.l.origin(v); found {
-					hits = append(hits, hit{arg: n, role: tool.RoleURL, shown: show(v), source: src, query: u.Hostname()})
-				}
-			}
+		if v, src, found := g.queryHit(u, Window); found {
+			hits = append(hits, hit{arg: n, role: tool.RoleURL, shown: show(v), source: src, query: u.Hostname()})
 		}
 	}
 	if len(hits) == 0 {
@@ -241,14 +234,26 @@ func (g *Gate) url(s string) (string, bool) {
 	if src, ok := g.l.origin(u.Hostname()); ok {
 		return src, true
 	}
-	for _, vals := range u.Query() {
-		for _, v := range vals {
+	_, src, found := g.queryHit(u, 0)
+	return src, found
+}
+
+// queryHit returns the first of u's query values (keys in order) that is
+// at least minLen bytes once compacted and untrusted-derived, with its
+// source.
+func (g *Gate) queryHit(u *url.URL, minLen int) (value, src string, found bool) {
+	q := u.Query()
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		for _, v := range q[k] {
+			if minLen > 0 && len(Compact(Decode(v))) < minLen {
+				continue
+			}
 			if src, ok := g.l.origin(v); ok {
-				return src, true
+				return v, src, true
 			}
 		}
 	}
-	return "", false
+	return "", "", false
 }
 
 // command judges a command line word by word.
