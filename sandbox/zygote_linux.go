@@ -438,6 +438,13 @@ func (z *zygote) start(id uint64, req runRequest, ends childEnds, statusR, statu
 		}
 	}
 	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		// The frame was sent but the zygote ended before it answered: killed
+		// or crashed while it was reading the frame or forking. A shell it
+		// forked died with it (parent-death signal), so nothing runs on; but
+		// something may have begun, so the command is not sent again.
+		z.fail(errors.New("the zygote closed a command's status pipe before it answered"))
+		return 0, fmt.Errorf("%w: sandbox: the zygote ended before it started the command (it was killed or crashed; anything it had begun was killed with it); the command was not retried; the next command starts a new zygote", ErrStart)
 	case err != nil:
 		return 0, fmt.Errorf("%w: sandbox: the zygote: %w", ErrStart, err)
 	case typ == frameFailed:

@@ -72,6 +72,20 @@ func gone(pid int) bool {
 	return false
 }
 
+// noticedDead waits until l's zygote is marked dead, as rein marks it when
+// the zygote's socket closes.
+func noticedDead(l *Landlock) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		l.state.zmu.Lock()
+		z := l.state.zyg
+		l.state.zmu.Unlock()
+		if z == nil || !z.alive() {
+			return true
+		}
+	}
+	return false
+}
+
 // waitFile waits for path to hold something and returns it.
 func waitFile(t *testing.T, path string) string {
 	t.Helper()
@@ -203,10 +217,45 @@ func TestZygoteKilledFromOutside(t *testing.T) {
 	if err := syscall.Kill(second, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for !gone(second) {
+	// Idle means rein has seen it go: a Go zygote's leader shows as a zombie
+	// while its other threads still hold the socket open, and a command sent
+	// in that window reaches a zygote that is still exiting (Exec fails with
+	// ErrStart and does not resend it: something may have begun).
+	if !gone(second) || !noticedDead(l) {
+		t.Fatalf("zygote %d killed, but rein has not seen it end", second)
 	}
 	if third := zygotePID(t, l, work); third == second || third == first {
 		t.Errorf("zygote %d after killing %d", third, second)
+	}
+}
+
+// A command sent right as the zygote is killed meets it alive, dying or
+// dead. Each way it either runs confined on a new zygote or fails with
+// ErrStart: never unconfined, never hung, and the command after it runs.
+func TestZygoteKilledAsCommandArrives(t *testing.T) {
+	l, work := newZygoteExecutor(t, &Landlock{})
+	confined, failed := 0, 0
+	for range 20 {
+		pid := zygotePID(t, l, work)
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		res, err := l.Exec(t.Context(), Cmd{Script: `cat /etc/shadow 2>/dev/null || echo confined`, Dir: work, Timeout: time.Minute})
+		switch {
+		case err == nil && res.Stdout == "confined\n":
+			confined++
+		case errors.Is(err, ErrStart):
+			failed++
+			if failed == 1 {
+				t.Logf("refused: %v", err)
+			}
+		default:
+			t.Fatalf("command as the zygote died: %v, stdout %q", err, res.Stdout)
+		}
+	}
+	t.Logf("ran confined on a new zygote %d times, refused to start %d times", confined, failed)
+	if out := mustExec(t, l, work, `echo after`); out != "after\n" {
+		t.Errorf("the command after: %q", out)
 	}
 }
 
