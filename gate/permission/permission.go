@@ -218,23 +218,41 @@ func globMatch(pattern, p string) bool {
 	return m
 }
 
-func (r *rule) matches(c *gate.Call, sh shell.Options) bool {
+// commands is a call's command arguments, each parsed once, when the first
+// command rule asks, and shared by every rule after it.
+type commands struct {
+	sh     shell.Options
+	parsed bool
+	list   []shell.Analysis
+}
+
+func (cs *commands) of(c *gate.Call) []shell.Analysis {
+	if !cs.parsed {
+		cs.parsed = true
+		for _, name := range c.Tool.Spec().ArgsWith(tool.RoleCommand) {
+			if v, ok := c.Str(name); ok {
+				cs.list = append(cs.list, shell.Analyze(v, cs.sh))
+			}
+		}
+	}
+	return cs.list
+}
+
+func (r *rule) matches(c *gate.Call, cmds *commands) bool {
 	if r.Tool != "*" && r.Tool != c.Name {
 		return false
 	}
 	switch {
 	case r.Command != "":
-		seen, matched := 0, 0
-		for _, name := range c.Tool.Spec().ArgsWith(tool.RoleCommand) {
-			if v, ok := c.Str(name); ok {
-				seen++
-				if r.matchCommand(shell.Analyze(v, sh)) {
-					matched++
-				}
+		list := cmds.of(c)
+		matched := 0
+		for _, a := range list {
+			if r.matchCommand(a) {
+				matched++
 			}
 		}
 		if r.decision == gate.Allow {
-			return seen > 0 && matched == seen
+			return len(list) > 0 && matched == len(list)
 		}
 		return matched > 0
 	case r.Path != "":
@@ -265,9 +283,10 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 	}
 	spec := c.Tool.Spec()
 	var hit *rule
+	cmds := commands{sh: g.sh}
 	for i := range g.rules {
 		r := &g.rules[i]
-		if (hit == nil || r.decision < hit.decision) && r.matches(c, g.sh) {
+		if (hit == nil || r.decision < hit.decision) && r.matches(c, &cmds) {
 			hit = r // the strictest matching rule wins (Deny < Ask < Allow)
 		}
 	}

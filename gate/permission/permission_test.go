@@ -30,7 +30,7 @@ func call(t tool.Tool, args string) *gate.Call {
 	return &gate.Call{ID: "c", Name: t.Spec().Name, Args: json.RawMessage(args), Tool: t}
 }
 
-func opts(t *testing.T) shell.Options {
+func opts(t testing.TB) shell.Options {
 	return shell.Options{WorkDir: t.TempDir(), Home: "/home/agent"}
 }
 
