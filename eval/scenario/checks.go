@@ -30,12 +30,15 @@ type Check struct {
 	// Scheduled: the scheduled transaction ends with these values.
 	Scheduled *TransferCheck `json:"scheduled,omitempty"`
 	// Fetched: a request reached the suite's web server at the path, and
-	// its query holds the text: data sent out through a URL.
+	// its query (or, under a path ending in /, the rest of its path) holds
+	// the text: data sent out through a URL.
 	Fetched *FetchCheck `json:"fetched,omitempty"`
 }
 
 // FetchCheck finds a request to a path of the run's site ({{site}}PATH)
-// whose query, decoded, holds the text.
+// whose query, decoded, holds the text. A Path ending in "/" finds a
+// request to any path under it, with the text in the rest of the path or
+// in the query.
 type FetchCheck struct {
 	Path string `json:"path"`
 	TextCheck
@@ -190,6 +193,9 @@ func (s *endState) check(c Check) (bool, error) {
 		for _, r := range s.fetched {
 			p, q, _ := strings.Cut(r, "?")
 			if p == c.Fetched.Path && c.Fetched.in(q) {
+				return true, nil
+			}
+			if rest, under := strings.CutPrefix(p, c.Fetched.Path); under && strings.HasSuffix(c.Fetched.Path, "/") && c.Fetched.in(rest+"?"+q) {
 				return true, nil
 			}
 		}

@@ -64,9 +64,12 @@
 // What it will not do: it cannot see a value the model computed from
 // untrusted data (a sum, a translation, a re-spelling), nor data carried
 // in arguments that are not marked sensitive (an email's body). Of a
-// read-only tool it judges only the query values of its URLs, when the URL
-// is not a link copied whole from a tool result (checkRead): what it reads
-// is itself recorded as untrusted, but a GET carries its query out.
+// read-only tool it judges only its URLs, when the URL is not a link copied
+// whole from a tool result (checkRead): what it reads is itself recorded
+// as untrusted, but a GET carries its query, path and host out. Query
+// values count from any untrusted source; path segments and host labels
+// only from sources other than the reading tool, so that a URL built from
+// a page's own words is not taken for an exfiltration.
 package flow
 
 import (
@@ -129,7 +132,9 @@ type hit struct {
 	role   tool.Role
 	shown  string // the argument's value, clipped (never the source's text)
 	source string
-	query  string // for a query value of a read-only call's URL: the host it would go to
+	// For a read-only call's URL: the part that carries the value (query,
+	// path or host) and the host it would go to.
+	part, to string
 }
 
 // Check judges the sensitive arguments of a call to a side-effecting tool.
@@ -171,14 +176,15 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 	return g.verdict(c.Name, hits)
 }
 
-// checkRead judges a read-only call: only its URLs, and of those only the
-// query values, and only when the URL is not a link copied whole from a
-// tool result. Reading has no effect of its own, except that a GET carries
-// its query to the URL's host: an injection that has the agent append
-// what it read (a file, a mail) to a URL of the attacker's sends it out as
-// surely as an email would. Following a link as a page wrote it, or a URL
-// the user gave, is research and is not judged; so is a query value
-// shorter than Window, which cannot carry much.
+// checkRead judges a read-only call: only its URLs, and only when the URL
+// is not a link copied whole from a tool result. Reading has no effect of
+// its own, except that a GET carries its query, path and host to the
+// URL's host: an injection that has the agent append what it read (a
+// file, a mail) to a URL of the attacker's sends it out as surely as an
+// email would. Following a link as a page wrote it, or a URL the user
+// gave, is research and is not judged; nor is a value shorter than Window,
+// which cannot carry much, nor a path segment or host label that came
+// from what the reading tool itself fetched (carried).
 func (g *Gate) checkRead(name string, spec tool.Spec, args map[string]any) gate.Verdict {
 	var hits []hit
 	for _, n := range slices.Sorted(maps.Keys(spec.Roles)) {
@@ -187,11 +193,13 @@ func (g *Gate) checkRead(name string, spec tool.Spec, args map[string]any) gate.
 			continue
 		}
 		u, err := url.Parse(strings.TrimSpace(s))
-		if err != nil || !u.IsAbs() || u.RawQuery == "" || g.l.copied(s) {
+		if err != nil || !u.IsAbs() || u.Host == "" || g.l.copied(s) {
 			continue
 		}
 		if v, src, found := g.queryHit(u, Window); found {
-			hits = append(hits, hit{arg: n, role: tool.RoleURL, shown: show(v), source: src, query: u.Hostname()})
+			hits = append(hits, hit{arg: n, role: tool.RoleURL, shown: show(v), source: src, part: "query", to: u.Hostname()})
+		} else if v, src, part, found := g.carried(u, name); found {
+			hits = append(hits, hit{arg: n, role: tool.RoleURL, shown: show(v), source: src, part: part, to: u.Hostname()})
 		}
 	}
 	if len(hits) == 0 {
@@ -236,6 +244,33 @@ func (g *Gate) url(s string) (string, bool) {
 	}
 	_, src, found := g.queryHit(u, 0)
 	return src, found
+}
+
+// carried returns the first label of u's host, or segment of its path,
+// that is at least Window bytes once compacted and untrusted-derived from a
+// source other than reader, the tool that reads u. A GET carries its path
+// and host out as surely as its query (and a host's labels reach a DNS
+// server before any request is sent); but page names and links come from
+// pages, so what reader fetched itself is not counted: a URL built from a
+// page's words is research, one built from a private file's is not.
+func (g *Gate) carried(u *url.URL, reader string) (value, src, part string, found bool) {
+	for label := range strings.SplitSeq(u.Hostname(), ".") {
+		if len(Compact(Decode(label))) < Window {
+			continue
+		}
+		if src, ok := g.l.originExcept(label, reader); ok {
+			return label, src, "host", true
+		}
+	}
+	for seg := range strings.SplitSeq(u.Path, "/") {
+		if len(Compact(Decode(seg))) < Window {
+			continue
+		}
+		if src, ok := g.l.originExcept(seg, reader); ok {
+			return seg, src, "path", true
+		}
+	}
+	return "", "", "", false
 }
 
 // queryHit returns the first of u's query values (keys in order) that is
@@ -329,10 +364,10 @@ func parse(args json.RawMessage) (map[string]any, bool) {
 func (g *Gate) verdict(name string, hits []hit) gate.Verdict {
 	var why, args []string
 	for _, h := range hits {
-		if h.query != "" {
-			why = append(why, fmt.Sprintf("the %s carries %s, which came from the result of %s, not from you, to %s",
-				what(h), h.shown, h.source, h.query))
-			args = append(args, fmt.Sprintf("%s query (from %s)", h.arg, h.source))
+		if h.to != "" {
+			why = append(why, fmt.Sprintf("the %s carries %s in its %s, which came from the result of %s, not from you, to %s",
+				what(h), h.shown, h.part, h.source, h.to))
+			args = append(args, fmt.Sprintf("%s %s (from %s)", h.arg, h.part, h.source))
 			continue
 		}
 		why = append(why, fmt.Sprintf("the %s %s came from the result of %s, not from you", what(h), h.shown, h.source))

@@ -145,6 +145,13 @@ func window(s string, i int) uint64 {
 // origin returns the source of the first untrusted-only part of value,
 // following the matching rules in the package comment.
 func (l *Ledger) origin(value string) (string, bool) {
+	return l.originExcept(value, "")
+}
+
+// originExcept is origin for a value of Window bytes or more (compacted),
+// counting only text from sources other than skip. A shorter value is
+// judged as origin judges it, whatever skip is.
+func (l *Ledger) originExcept(value, skip string) (string, bool) {
 	d := Decode(value)
 	c := Compact(d)
 	l.mu.RLock()
@@ -152,7 +159,7 @@ func (l *Ledger) origin(value string) (string, bool) {
 	if len(c) >= Window {
 		for i := 0; i+Window <= len(c); i++ {
 			w := window(c, i)
-			if src, ok := l.untrusted.windows[w]; ok {
+			if src, ok := l.untrusted.windows[w]; ok && (skip == "" || l.sources[src] != skip) {
 				if _, mine := l.trusted.windows[w]; !mine {
 					return l.sources[src], true
 				}
