@@ -3,8 +3,10 @@
 // clicks at (x, y), typing, scrolling and keys, and the inspector that tells
 // rein which element an action would touch.
 //
-// Each Browser is its own Chromium process with a fresh profile in a
-// temporary directory, removed by Close. Every request of the page —
+// Launch starts a Chromium process with a fresh profile in a temporary
+// directory, removed by Close, for one Browser. An Engine (Start) is one
+// such process from which Open makes many, each in a browser context of
+// its own: nothing a page stores is seen by the next. Every request of the page —
 // navigations and sub-resources, redirects included — is paused by the
 // Fetch domain and let through only when its host is on the Allowlist;
 // the others are failed and reported through Blocked. Pop-ups and new
@@ -75,13 +77,14 @@ type Options struct {
 	Settle time.Duration
 }
 
-// Browser is one headless Chromium with one tab. Its methods must not be
+// Browser is one tab of a headless Chromium. Its methods must not be
 // called concurrently, except Blocked.
 type Browser struct {
 	opts    Options
 	ctx     context.Context // the tab's chromedp context
 	cancel  context.CancelFunc
-	dir     string
+	engine  *Engine
+	owns    bool // Close ends the engine too (Launch)
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	blocked []computer.BlockedRequest
@@ -92,9 +95,41 @@ type Browser struct {
 
 var _ computer.Env = (*Browser)(nil)
 
+// Engine is one headless Chromium process with a fresh profile, from which
+// Open makes browsers that share nothing a page can see: each has a
+// browser context of its own (Chromium's isolated profile in memory:
+// cookies, storage, cache, permissions) and its own tab, disposed by the
+// Browser's Close. Starting Chromium is most of a short session's cost, so
+// many sessions in a row (an evaluation run) share an engine. Open may be
+// called concurrently.
+type Engine struct {
+	opts   Options // Exec, Width and Height as Chromium was started
+	root   context.Context
+	cancel func()
+	dir    string
+}
+
 // Launch starts Chromium with a fresh profile and opens one blank tab with
-// request interception on. ctx bounds the start only; Close ends the browser.
+// request interception on. ctx bounds the start only; Close ends the
+// browser and removes the profile.
 func Launch(ctx context.Context, o Options) (*Browser, error) {
+	e, err := Start(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	b, err := e.browser(ctx, e.root, e.cancel, o) // the first tab: closing it ends Chromium
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	b.owns = true
+	return b, nil
+}
+
+// Start starts Chromium with a fresh profile for Open. o's Exec, Width and
+// Height apply to every Browser it opens. ctx bounds the start only; Close
+// ends Chromium and removes the profile.
+func Start(ctx context.Context, o Options) (*Engine, error) {
 	if err := o.Allow.Validate(); err != nil {
 		return nil, err
 	}
@@ -107,9 +142,6 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 	}
 	if o.Width <= 0 || o.Height <= 0 {
 		o.Width, o.Height = DefaultWidth, DefaultHeight
-	}
-	if o.Settle <= 0 {
-		o.Settle = 3 * time.Second
 	}
 	dir, err := newProfile()
 	if err != nil {
@@ -138,19 +170,60 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 		chromedp.Flag("force-color-profile", "srgb"),
 		chromedp.Flag("password-store", "basic"),
 	)
-	tab, cancelTab := chromedp.NewContext(alloc)
-	b := &Browser{opts: o, ctx: tab, dir: dir, loading: map[string]bool{}}
+	root, cancelRoot := chromedp.NewContext(alloc)
+	e := &Engine{opts: o, root: root, dir: dir}
 	var once sync.Once // chromedp's cancel funcs must run once
-	b.cancel = func() { once.Do(func() { cancelTab(); cancelAlloc() }) }
-	stop := context.AfterFunc(ctx, b.cancel) // a launch cut short ends the browser
-	err = b.setup()
+	e.cancel = func() { once.Do(func() { cancelRoot(); cancelAlloc() }) }
+	stop := context.AfterFunc(ctx, e.cancel) // a start cut short ends the browser
+	err = chromedp.Do(root)                  // the first run starts Chromium and attaches its first tab
 	stop()
 	if err == nil && ctx.Err() != nil {
 		err = context.Cause(ctx)
 	}
 	if err != nil {
-		b.Close()
+		e.Close()
 		return nil, fmt.Errorf("browser: start %s: %w", o.Exec, err)
+	}
+	return e, nil
+}
+
+// Open opens a Browser in a new browser context of the engine: a fresh
+// in-memory profile and tab, with o's Allow, Off and Settle (its Exec,
+// Width and Height are the engine's). ctx bounds the opening only.
+func (e *Engine) Open(ctx context.Context, o Options) (*Browser, error) {
+	if err := o.Allow.Validate(); err != nil {
+		return nil, err
+	}
+	tab, cancel := chromedp.NewContext(e.root, chromedp.WithNewBrowserContext())
+	return e.browser(ctx, tab, cancel, o)
+}
+
+// Close ends Chromium, and every Browser opened from it, and removes the
+// profile directory.
+func (e *Engine) Close() error {
+	e.cancel()
+	return os.RemoveAll(e.dir)
+}
+
+// browser readies tab as a Browser under o; cancel closes the tab.
+func (e *Engine) browser(ctx context.Context, tab context.Context, cancel context.CancelFunc, o Options) (*Browser, error) {
+	o.Exec, o.Width, o.Height = e.opts.Exec, e.opts.Width, e.opts.Height
+	if o.Settle <= 0 {
+		o.Settle = 3 * time.Second
+	}
+	b := &Browser{opts: o, ctx: tab, engine: e, loading: map[string]bool{}}
+	var once sync.Once
+	b.cancel = func() { once.Do(cancel) }
+	stop := context.AfterFunc(ctx, b.cancel) // an opening cut short closes the tab
+	err := b.setup()
+	stop()
+	if err == nil && ctx.Err() != nil {
+		err = context.Cause(ctx)
+	}
+	if err != nil {
+		b.cancel()
+		b.wg.Wait()
+		return nil, fmt.Errorf("browser: open a tab in %s: %w", o.Exec, err)
 	}
 	return b, nil
 }
@@ -261,15 +334,20 @@ func (b *Browser) Requested() []string {
 	return append([]string(nil), b.allowed...)
 }
 
-// Close ends Chromium and removes its profile directory.
+// Close closes the tab and its browser context; a Browser from Launch ends
+// Chromium and removes its profile directory too.
 func (b *Browser) Close() error {
 	b.cancel()
 	b.wg.Wait()
-	return os.RemoveAll(b.dir)
+	if b.owns {
+		return b.engine.Close()
+	}
+	return nil
 }
 
-// ProfileDir is the temporary profile directory (removed by Close).
-func (b *Browser) ProfileDir() string { return b.dir }
+// ProfileDir is the engine's temporary profile directory (removed when the
+// engine closes).
+func (b *Browser) ProfileDir() string { return b.engine.dir }
 
 // call runs f on the tab under ctx: cancelling ctx cancels the action.
 func (b *Browser) call(ctx context.Context, f func(tab context.Context) error) error {

@@ -3,8 +3,12 @@ package browser_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/reinhq/rein/approve"
@@ -231,5 +235,98 @@ func TestLaunchHonoursContext(t *testing.T) {
 	cancel()
 	if _, err := browser.Launch(ctx, browser.Options{}); err == nil {
 		t.Fatal("launch with a cancelled context succeeded")
+	}
+}
+
+// Two browsers opened from one engine share nothing a page can see: a
+// cookie and a localStorage value the first page sets are not sent or
+// readable in the second; each keeps its own allowlist; closing one leaves
+// the other working; closing the engine removes the profile.
+func TestEngineIsolatesBrowsers(t *testing.T) {
+	_, err := browser.Find()
+	testenv.Need(t, "chromium", err)
+	var mu sync.Mutex
+	var seen []string // what /check and /report saw, in order
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/set":
+			http.SetCookie(w, &http.Cookie{Name: "sid", Value: "s3cret", Path: "/"})
+			fmt.Fprint(w, `<script>localStorage.setItem("k", "stored")</script>set`)
+		case "/check":
+			c, _ := r.Cookie("sid")
+			mu.Lock()
+			seen = append(seen, fmt.Sprintf("cookie=%v", c != nil))
+			mu.Unlock()
+			fmt.Fprint(w, `<script>fetch("/report?ls=" + localStorage.getItem("k"))</script>check`)
+		case "/report":
+			mu.Lock()
+			seen = append(seen, "ls="+r.URL.Query().Get("ls"))
+			mu.Unlock()
+		}
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	visit := func(b *browser.Browser, path string) {
+		t.Helper()
+		if err := b.Navigate(t.Context(), srv.URL+path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	took := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := seen
+		seen = nil
+		return out
+	}
+
+	e, err := browser.Start(t.Context(), browser.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow := browser.Options{Allow: browser.Allowlist{Hosts: []string{host}, Loopback: true}}
+	a, err := e.Open(t.Context(), allow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Open(t.Context(), allow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict, err := e.Open(t.Context(), browser.Options{Allow: browser.Allowlist{Hosts: []string{host}}}) // no loopback
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	visit(a, "/set")
+	visit(a, "/check")
+	if got := took(); !slices.Equal(got, []string{"cookie=true", "ls=stored"}) {
+		t.Fatalf("the control: in the browser that set them, %v", got)
+	}
+	visit(b, "/check")
+	if got := took(); !slices.Equal(got, []string{"cookie=false", "ls=null"}) {
+		t.Errorf("a second browser of the engine saw the first one's state: %v", got)
+	}
+	visit(strict, "/check")
+	if got := took(); len(got) != 0 || len(strict.Blocked()) != 1 {
+		t.Errorf("a browser without loopback reached the server (%v) or did not report the block", got)
+	}
+
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	visit(b, "/check")
+	if got := took(); !slices.Equal(got, []string{"cookie=false", "ls=null"}) {
+		t.Errorf("after the first browser closed, the second: %v", got)
+	}
+	dir := b.ProfileDir()
+	b.Close()
+	strict.Close()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("profile %s left behind: %v", dir, err)
 	}
 }

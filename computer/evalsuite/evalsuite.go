@@ -146,6 +146,10 @@ type Options struct {
 	Session string
 	// Chromium is the browser binary ("" finds one).
 	Chromium string
+	// Engine, when set, is a running Chromium the run opens its browser in
+	// (a browser context of its own) instead of starting one; Chromium is
+	// then ignored.
+	Engine *browser.Engine
 	// Approver replaces the scenario's attentive human (nil: a fixed
 	// answer, sc.Approve).
 	Approver approve.Approver
@@ -170,8 +174,14 @@ func (sc Scenario) Run(ctx context.Context, o Options) (*Report, error) {
 	site := testsite.Start()
 	defer site.Close()
 	allow, act := guardsOn(o.Guards)
-	b, err := browser.Launch(ctx, browser.Options{Exec: o.Chromium, Off: !allow,
-		Allow: browser.Allowlist{Hosts: []string{site.Host()}, Loopback: true}})
+	bo := browser.Options{Exec: o.Chromium, Off: !allow,
+		Allow: browser.Allowlist{Hosts: []string{site.Host()}, Loopback: true}}
+	var b *browser.Browser
+	if o.Engine != nil {
+		b, err = o.Engine.Open(ctx, bo)
+	} else {
+		b, err = browser.Launch(ctx, bo)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -253,11 +263,18 @@ func (Suite) Name() string { return SuiteName }
 // configuration would only be "all" under another name.
 func (Suite) Applies(g eval.Guards) bool { return g != eval.GuardsFlow }
 
-// Run runs every scenario under g, one after another.
+// Run runs every scenario under g, one after another, each in a fresh
+// browser context of one Chromium started for the run: starting Chromium
+// took more CPU than a scenario's whole session.
 func (s Suite) Run(ctx context.Context, g eval.Guards) ([]eval.Outcome, error) {
+	e, err := browser.Start(ctx, browser.Options{Exec: s.Chromium})
+	if err != nil {
+		return nil, fmt.Errorf("computer suite: %w", err)
+	}
+	defer e.Close()
 	var out []eval.Outcome
 	for _, sc := range Scenarios() {
-		rep, err := sc.Run(ctx, Options{Guards: g, Chromium: s.Chromium})
+		rep, err := sc.Run(ctx, Options{Guards: g, Engine: e})
 		if err != nil {
 			return out, fmt.Errorf("computer suite: %s: %w", sc.Name, err)
 		}
