@@ -6,12 +6,12 @@
 // Launch starts a Chromium process with a fresh profile in a temporary
 // directory, removed by Close, for one Browser. An Engine (Start) is one
 // such process from which Open makes many, each in a browser context of
-// its own: nothing a page stores is seen by the next. Every request of the page —
-// navigations and sub-resources, redirects included — is paused by the
-// Fetch domain and let through only when its host is on the Allowlist;
-// the others are failed and reported through Blocked. Pop-ups and new
-// windows are refused (--block-new-web-contents) and all frames run in the
-// page's process, so the interception sees them.
+// its own: nothing a page stores is seen by the next. Every request of
+// the page — navigations and sub-resources, redirects included — is
+// paused by the Fetch domain and let through only when its host is on the
+// Allowlist; the others are failed and reported through Blocked. Pop-ups
+// and new windows are refused (--block-new-web-contents) and all frames
+// run in the page's process, so the interception sees them.
 //
 // What it will not do: it does not resolve names to check where they point
 // (an allowlisted name is trusted), it does not intercept WebSocket traffic
