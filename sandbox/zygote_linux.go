@@ -439,12 +439,13 @@ func (z *zygote) start(id uint64, req runRequest, ends childEnds, statusR, statu
 	}
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		// The frame was sent but the zygote ended before it answered: killed
-		// or crashed while it was reading the frame or forking. A shell it
-		// forked died with it (parent-death signal), so nothing runs on; but
-		// something may have begun, so the command is not sent again.
+		// The frame was sent but the zygote ended before it said the command
+		// started: killed or crashed while it read the frame, forked, or
+		// was about to answer. A shell it forked died with it (parent-death
+		// signal), and as root the caller's cgroup ends the rest; but the
+		// command may have begun, so it is not sent again.
 		z.fail(errors.New("the zygote closed a command's status pipe before it answered"))
-		return 0, fmt.Errorf("%w: sandbox: the zygote ended before it started the command (it was killed or crashed; anything it had begun was killed with it); the command was not retried; the next command starts a new zygote", ErrStart)
+		return 0, fmt.Errorf("%w: sandbox: the zygote died before it reported the command started (it was killed or crashed); if the command had begun, its shell died with it; the command was not retried; the next command starts a new zygote", ErrStart)
 	case err != nil:
 		return 0, fmt.Errorf("%w: sandbox: the zygote: %w", ErrStart, err)
 	case typ == frameFailed:
