@@ -129,10 +129,14 @@ func TestExecFilesBelongToTheUser(t *testing.T) {
 }
 
 // TestExecTimeout: a timed-out command is stopped, with SIGKILL when it
-// ignores SIGTERM, and nothing of it is left in the container.
+// ignores SIGTERM, and nothing of it is left in the container. The timeout
+// runs from the client's start, so it leaves a loaded machine time to
+// reach the trap; the grace leaves a polite command time to go through
+// docker exec's teardown (with 1 s and 0.5 s, two test suites at once on
+// 2 CPUs made both cases flaky).
 func TestExecTimeout(t *testing.T) {
 	t.Parallel()
-	e, work := start(t, Options{Grace: 500 * time.Millisecond})
+	e, work := start(t, Options{Grace: 3 * time.Second})
 	for _, c := range []struct {
 		name, script, signal string
 	}{
@@ -141,7 +145,7 @@ func TestExecTimeout(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			res, err := e.Exec(t.Context(), sandbox.Cmd{Script: c.script, Dir: work, Timeout: time.Second})
+			res, err := e.Exec(t.Context(), sandbox.Cmd{Script: c.script, Dir: work, Timeout: 3 * time.Second})
 			if err != nil {
 				t.Fatalf("Exec: %v", err)
 			}
