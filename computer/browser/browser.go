@@ -100,8 +100,7 @@ var _ computer.Env = (*Browser)(nil)
 // browser context of its own (Chromium's isolated profile in memory:
 // cookies, storage, cache, permissions) and its own tab, disposed by the
 // Browser's Close. Starting Chromium is most of a short session's cost, so
-// many sessions in a row (an evaluation run) share an engine. Open may be
-// called concurrently.
+// many sessions in a row (an evaluation run) share an engine.
 type Engine struct {
 	opts   Options // Exec, Width and Height as Chromium was started
 	root   context.Context
@@ -113,6 +112,9 @@ type Engine struct {
 // request interception on. ctx bounds the start only; Close ends the
 // browser and removes the profile.
 func Launch(ctx context.Context, o Options) (*Browser, error) {
+	if err := o.Allow.Validate(); err != nil {
+		return nil, err
+	}
 	e, err := Start(ctx, o)
 	if err != nil {
 		return nil, err
@@ -127,12 +129,10 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 }
 
 // Start starts Chromium with a fresh profile for Open. o's Exec, Width and
-// Height apply to every Browser it opens. ctx bounds the start only; Close
-// ends Chromium and removes the profile.
+// Height apply to every Browser it opens (its Allow, Off and Settle are
+// not used). ctx bounds the start only; Close ends Chromium and removes the
+// profile.
 func Start(ctx context.Context, o Options) (*Engine, error) {
-	if err := o.Allow.Validate(); err != nil {
-		return nil, err
-	}
 	if o.Exec == "" {
 		p, err := Find()
 		if err != nil {
