@@ -25,10 +25,10 @@ func TestMatch(t *testing.T) {
 		{"x/../.git/config", ".git/"},
 		{".git/./hooks//pre-push", ".git/"},
 		{`.git\hooks\pre-commit`, ".git/"},
-		{".git./config", ".git/"},          // Windows drops trailing dots
-		{".git /config", ".git/"},          // and trailing spaces
-		{".g\u200cit/config", ".git/"},     // HFS+ ignores zero-width joiners
-		{"\ufeff.git/hooks/x", ".git/"},    // and byte-order marks
+		{".git./config", ".git/"},       // Windows drops trailing dots
+		{".git /config", ".git/"},       // and trailing spaces
+		{".g\u200cit/config", ".git/"},  // HFS+ ignores zero-width joiners
+		{"\ufeff.git/hooks/x", ".git/"}, // and byte-order marks
 		{"/home/u/proj/.git/config", ".git/"},
 		{".gitmodules", ".gitmodules"},
 		{"vendor/lib/.gitmodules", ".gitmodules"},
@@ -101,7 +101,7 @@ func TestListNeverShrinks(t *testing.T) {
 	var nilList *protect.List
 	lists := map[string]*protect.List{
 		"zero": &zero, "nil": nilList, "default": protect.Default(),
-		"with": protect.Default().With(protect.Rule{Pattern: "deploy/", Why: "CI runs it"}),
+		"with":     protect.Default().With(protect.Rule{Pattern: "deploy/", Why: "CI runs it"}),
 		"nil.With": nilList.With(),
 	}
 	for name, l := range lists {
