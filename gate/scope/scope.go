@@ -12,6 +12,15 @@
 // is refused when it is absolute, starts with "~" or has a ".." segment, and
 // its leading wildcard-free part is judged as a path.
 //
+// A call of a tool that changes things (its Effect is not tool.ReadOnly)
+// whose path, directory or glob argument lands on a protected path (package
+// protect: git hooks and config, shell rc files, editor, agent and rein
+// config) gets an Ask, in every permission mode: those files run code
+// later, outside the sandbox. The path is judged as written and as
+// resolved (through every symbolic link and ".."), and a write into the
+// directory a .git link or "gitdir:" file points to counts as a write to
+// .git. Read-only tools are not affected.
+//
 // This gate is the early, friendly refusal, with a hint the model can act
 // on. It is not the enforcement: the file system can change between this
 // check and the tool's use of the path, so the file tools open everything
@@ -31,6 +40,7 @@ import (
 	"syscall"
 
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/protect"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -56,8 +66,9 @@ const maxLinks = 40
 // Gate is the scope gate for one working directory. It is safe for
 // concurrent use and changes nothing.
 type Gate struct {
-	abs  string // the working directory, absolute and clean
-	real string // abs with every symbolic link resolved
+	abs       string        // the working directory, absolute and clean
+	real      string        // abs with every symbolic link resolved
+	protected *protect.List // nil: the built-in list
 }
 
 var _ gate.Gate = (*Gate)(nil)
@@ -83,6 +94,14 @@ func NewGate(workdir string) (*Gate, error) {
 	return &Gate{abs: abs, real: real}, nil
 }
 
+// WithProtected sets the protected paths writes ask about: l, which always
+// holds the built-in rules (protect.List cannot lose them); nil means the
+// built-in list. It returns g. Call it before the first Check.
+func (g *Gate) WithProtected(l *protect.List) *Gate {
+	g.protected = l
+	return g
+}
+
 // Name returns "scope".
 func (*Gate) Name() string { return Name }
 
@@ -104,6 +123,9 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 		}
 	}
 	slices.Sort(names)
+	writes := c.Tool.Spec().Effect != tool.ReadOnly
+	var ask gate.Verdict
+	asked := false
 	for _, arg := range names {
 		role := roles[arg]
 		val, ok := c.Str(arg)
@@ -116,16 +138,42 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 			continue
 		}
 		var err error
+		target := val
 		if role == tool.RoleGlob {
-			err = g.CheckGlob(val)
+			target, err = g.checkGlob(val)
 		} else {
 			err = g.CheckPath(val)
 		}
 		if err != nil {
 			return deny(c.Name, arg, val, role, err)
 		}
+		if writes && !asked {
+			if r, where, ok := g.Protected(target); ok {
+				ask, asked = protectedAsk(c.Name, arg, val, where, r), true
+			}
+		}
+	}
+	if asked {
+		return ask
 	}
 	return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "every path argument is inside the working directory"}
+}
+
+// protectedAsk is the verdict on a write to a protected path.
+func protectedAsk(toolName, arg, val, where string, r protect.Rule) gate.Verdict {
+	if len(val) > maxHintPath {
+		val = strings.ToValidUTF8(val[:maxHintPath], "") + "…"
+	}
+	at := ""
+	if where != "" {
+		at = " (" + where + ")"
+	}
+	return gate.Verdict{Decision: gate.Ask, Gate: Name,
+		Reason: fmt.Sprintf("%s would write %q%s, a protected path (%s): %s; "+
+			"a write there runs code later, outside the sandbox, so it needs a human's yes in every mode",
+			toolName, val, at, r.Pattern, r.Why),
+		Hint: fmt.Sprintf("The path %q (argument %q) is protected: %s. Writing it needs the user's yes, "+
+			"which was not given; do not try it another way. Tell the user what you wanted to change there.", val, arg, r.Why)}
 }
 
 func deny(toolName, arg, val string, role tool.Role, err error) gate.Verdict {
@@ -169,27 +217,34 @@ func unchecked(format string, args ...any) error {
 // ErrUnchecked. "" means the working directory. It looks at the file system
 // (Lstat and Readlink) but changes nothing.
 func (g *Gate) CheckPath(p string) error {
+	_, err := g.checkPath(p)
+	return err
+}
+
+// checkPath is CheckPath, also returning the path as resolved: absolute,
+// every existing symbolic link followed.
+func (g *Gate) checkPath(p string) (string, error) {
 	switch {
 	case p == "":
-		return nil
+		return g.real, nil
 	case strings.IndexByte(p, 0) >= 0:
-		return unchecked("path %q contains a NUL byte", p)
+		return "", unchecked("path %q contains a NUL byte", p)
 	case p[0] == '~':
-		return outside("path %q starts with ~, the home directory", p)
+		return "", outside("path %q starts with ~, the home directory", p)
 	}
 	rel := p
 	if filepath.IsAbs(p) {
 		c := filepath.Clean(p)
 		var ok bool
 		if rel, ok = g.under(c); !ok {
-			return outside("path %q is absolute and not inside the working directory %s", p, g.abs)
+			return "", outside("path %q is absolute and not inside the working directory %s", p, g.abs)
 		}
 	}
 	if climbs(rel) {
-		return outside("path %q climbs out of the working directory with ..", p)
+		return "", outside("path %q climbs out of the working directory with ..", p)
 	}
 	if strings.IndexByte(rel, '\\') >= 0 && climbs(strings.ReplaceAll(rel, `\`, "/")) {
-		return outside(`path %q climbs out with ".." when \ is read as a separator`, p)
+		return "", outside(`path %q climbs out with ".." when \ is read as a separator`, p)
 	}
 	return g.resolve(p, filepath.Clean(rel))
 }
@@ -197,19 +252,25 @@ func (g *Gate) CheckPath(p string) error {
 // CheckGlob returns nil when the glob pattern p stays inside the working
 // directory, else an error wrapping ErrOutside or ErrUnchecked.
 func (g *Gate) CheckGlob(p string) error {
+	_, err := g.checkGlob(p)
+	return err
+}
+
+// checkGlob is CheckGlob, also returning the pattern's fixed part.
+func (g *Gate) checkGlob(p string) (string, error) {
 	switch {
 	case p == "":
-		return nil
+		return "", nil
 	case strings.IndexByte(p, 0) >= 0:
-		return unchecked("pattern %q contains a NUL byte", p)
+		return "", unchecked("pattern %q contains a NUL byte", p)
 	case p[0] == '~':
-		return outside("pattern %q starts with ~, the home directory", p)
+		return "", outside("pattern %q starts with ~, the home directory", p)
 	case filepath.IsAbs(p) || p[0] == '\\':
-		return outside("pattern %q is absolute", p)
+		return "", outside("pattern %q is absolute", p)
 	}
 	for seg := range strings.FieldsFuncSeq(p, func(r rune) bool { return r == '/' || r == '\\' }) {
 		if seg == ".." {
-			return outside("pattern %q has a .. segment", p)
+			return "", outside("pattern %q has a .. segment", p)
 		}
 	}
 	var lit []string
@@ -219,13 +280,14 @@ func (g *Gate) CheckGlob(p string) error {
 		}
 		lit = append(lit, seg)
 	}
-	if err := g.CheckPath(strings.Join(lit, "/")); err != nil {
+	fixed := strings.Join(lit, "/")
+	if err := g.CheckPath(fixed); err != nil {
 		if errors.Is(err, ErrUnchecked) {
-			return unchecked("pattern %q: its fixed part: %v", p, err)
+			return "", unchecked("pattern %q: its fixed part: %v", p, err)
 		}
-		return outside("pattern %q: its fixed part: %v", p, err)
+		return "", outside("pattern %q: its fixed part: %v", p, err)
 	}
-	return nil
+	return fixed, nil
 }
 
 // climbs reports whether the relative path rel leads above its start.
@@ -277,7 +339,7 @@ func (g *Gate) above(cur string) bool {
 // is replaced by its target; from the first missing component on, the rest
 // is taken lexically. Every step must stay within the working directory or
 // on the way down to it, and the end must be within.
-func (g *Gate) resolve(p, rel string) error {
+func (g *Gate) resolve(p, rel string) (string, error) {
 	cur, todo := g.real, rel
 	exists := true
 	links := 0
@@ -308,14 +370,14 @@ func (g *Gate) resolve(p, rel string) error {
 				exists = false
 				cur = next
 			case err != nil:
-				return unchecked("path %q: cannot look at %s: %v", p, next, err)
+				return "", unchecked("path %q: cannot look at %s: %v", p, next, err)
 			case info.Mode()&os.ModeSymlink != 0:
 				if links++; links > maxLinks {
-					return unchecked("path %q runs through more than %d symbolic links", p, maxLinks)
+					return "", unchecked("path %q runs through more than %d symbolic links", p, maxLinks)
 				}
 				target, err := os.Readlink(next)
 				if err != nil {
-					return unchecked("path %q: cannot read the symbolic link %s: %v", p, next, err)
+					return "", unchecked("path %q: cannot read the symbolic link %s: %v", p, next, err)
 				}
 				via = next
 				if filepath.IsAbs(target) {
@@ -331,13 +393,13 @@ func (g *Gate) resolve(p, rel string) error {
 			}
 		}
 		if !g.within(cur) && !g.above(cur) {
-			return g.escape(p, cur, via)
+			return "", g.escape(p, cur, via)
 		}
 	}
 	if !g.within(cur) {
-		return g.escape(p, cur, via)
+		return "", g.escape(p, cur, via)
 	}
-	return nil
+	return cur, nil
 }
 
 // onRealPath reports whether p is the working directory's real path or one
