@@ -69,7 +69,11 @@ func WriteFile(root *os.Root, o Options) *Writer {
 		if res.created {
 			return fmt.Sprintf("created %s (%d bytes)", a.Path, len(a.Content)), nil
 		}
-		return fmt.Sprintf("replaced %s (%d bytes; it had %d)", a.Path, len(a.Content), res.old), nil
+		msg := fmt.Sprintf("replaced %s (%d bytes; it had %d)", a.Path, len(a.Content), res.old)
+		if res.dropped != 0 {
+			msg += fmt.Sprintf("; it was executable (mode %04o) and no longer is: write_file never leaves new content executable, so the user must make it executable again (chmod +x) if it should run", res.dropped|res.mode)
+		}
+		return msg, nil
 	})
 	return &Writer{Func: f, w: w}
 }
@@ -162,7 +166,7 @@ func EditFile(root *os.Root, o Options) *Editor {
 		if int64(len(text)) > maxBytes {
 			return "", errf(ErrTooLarge, "the edit would make %s %d bytes, more than the %s this tool handles; make a smaller change", a.Path, len(text), size(maxBytes))
 		}
-		if _, err := replaceIn(ctx, dir, name, a.Path, []byte(text)); err != nil {
+		if _, err := replaceIn(ctx, dir, name, a.Path, []byte(text), false); err != nil {
 			return "", err
 		}
 		if n == 1 {
@@ -176,18 +180,22 @@ func EditFile(root *os.Root, o Options) *Editor {
 // written says what a write did.
 type written struct {
 	created bool
-	old     int64 // size before, when replaced
+	old     int64       // size before, when replaced
+	mode    os.FileMode // permission bits after, when replaced
+	dropped os.FileMode // the execute bits taken away, when replaced
 }
 
 // writeFile writes data to rel inside root, creating parent directories
-// when mkdir is set.
+// when mkdir is set. A file it replaces loses its execute bits: content
+// the model wrote whole never stays executable without the user's say
+// (an overwritten hook or script would otherwise run it later).
 func writeFile(ctx context.Context, root *os.Root, rel, p string, data []byte, mkdir bool) (written, error) {
 	dir, name, err := openParent(root, rel, p, mkdir)
 	if err != nil {
 		return written{}, err
 	}
 	defer dir.Close()
-	return replaceIn(ctx, dir, name, p, data)
+	return replaceIn(ctx, dir, name, p, data, true)
 }
 
 // openParent opens rel's directory as a root of its own, so that later
@@ -218,8 +226,9 @@ func openParent(root *os.Root, rel, p string, mkdir bool) (*os.Root, string, err
 // replaceIn writes data to name in dir: through a temporary file renamed
 // over it, so that readers see the old or the new content, never half; or,
 // when name is a symbolic link, in place through the link (which dir
-// refuses to follow out of the work directory).
-func replaceIn(ctx context.Context, dir *os.Root, name, p string, data []byte) (written, error) {
+// refuses to follow out of the work directory). With dropExec, a file
+// replaced loses its execute bits.
+func replaceIn(ctx context.Context, dir *os.Root, name, p string, data []byte, dropExec bool) (written, error) {
 	if err := ctx.Err(); err != nil {
 		return written{}, err
 	}
@@ -232,13 +241,17 @@ func replaceIn(ctx context.Context, dir *os.Root, name, p string, data []byte) (
 	case err != nil:
 		return res, opErr("write", p, err)
 	case info.Mode()&os.ModeSymlink != 0:
-		return writeThrough(dir, name, p, data)
+		return writeThrough(dir, name, p, data, dropExec)
 	case info.IsDir():
 		return res, errf(ErrIsDir, "%s is a directory; name a file", p)
 	case !info.Mode().IsRegular():
 		return res, fmt.Errorf("%s is not a regular file (%s); only regular files can be written", p, info.Mode().Type())
 	default:
 		res.old, perm = info.Size(), info.Mode().Perm()
+		if dropExec {
+			res.dropped, perm = perm&0o111, perm&^0o111
+		}
+		res.mode = perm
 	}
 	tmp := ".rein-" + rand.Text()[:16] + ".tmp"
 	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
@@ -266,8 +279,9 @@ func replaceIn(ctx context.Context, dir *os.Root, name, p string, data []byte) (
 }
 
 // writeThrough writes data to name in place, following a symbolic link
-// inside the work directory.
-func writeThrough(dir *os.Root, name, p string, data []byte) (written, error) {
+// inside the work directory. With dropExec, the file it leads to loses
+// its execute bits.
+func writeThrough(dir *os.Root, name, p string, data []byte, dropExec bool) (written, error) {
 	var res written
 	info, err := dir.Stat(name)
 	switch {
@@ -278,13 +292,22 @@ func writeThrough(dir *os.Root, name, p string, data []byte) (written, error) {
 	case !info.Mode().IsRegular():
 		return res, fmt.Errorf("%s leads to something that is not a regular file; only regular files can be written", p)
 	default:
-		res.old = info.Size()
+		res.old, res.mode = info.Size(), info.Mode().Perm()
 	}
 	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return res, opErr("write", p, err)
 	}
-	_, err = f.Write(data)
+	if dropExec && !res.created {
+		// Before the content goes in, so that it is never executable.
+		if fi, serr := f.Stat(); serr == nil && fi.Mode().Perm()&0o111 != 0 {
+			res.dropped, res.mode = fi.Mode().Perm()&0o111, fi.Mode().Perm()&^0o111
+			err = f.Chmod(res.mode)
+		}
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
