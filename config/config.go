@@ -19,7 +19,9 @@ import (
 
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/gate/permission"
+	"github.com/reinhq/rein/gate/protect"
 )
 
 // Config is rein's effective configuration.
@@ -31,6 +33,7 @@ type Config struct {
 	Sandbox     Sandbox     `toml:"sandbox" json:"sandbox"`
 	Audit       Audit       `toml:"audit" json:"audit"`
 	Flow        Flow        `toml:"flow" json:"flow"`
+	Protect     Protect     `toml:"protect" json:"protect"`
 	// Prices are the models' prices, keyed "provider:model" (DefaultPrices,
 	// overridden per model by the files). Not recorded with the
 	// configuration: a session records the one price it used.
@@ -70,6 +73,30 @@ type Flow struct {
 	// OnHit is "ask" (the default: a human must say yes, whatever the
 	// permission mode; bypass mode refuses), "deny" or "off".
 	OnHit string `toml:"on_hit" json:"on_hit"`
+}
+
+// Protect extends the protected paths (package protect): files whose
+// content runs code later, outside the sandbox (git hooks and config,
+// shell rc files, editor and agent config, ...). A write to one asks in
+// every permission mode and is refused where nobody can answer. The
+// built-in list always applies; files can only add to it.
+type Protect struct {
+	// Paths are more patterns to protect, relative and slash-separated,
+	// matched at any depth and case-insensitively: "deploy/" (a directory
+	// and everything in it), ".terraformrc" (a file), "*.service" (a glob
+	// within one name). Every file's entries are kept, in order: a later
+	// file, the project's included, adds to them and never removes one.
+	Paths []string `toml:"paths" json:"paths,omitempty"`
+}
+
+// List returns the effective protected-path list: the built-in rules and
+// the configured paths.
+func (p Protect) List() *protect.List {
+	extra := make([]protect.Rule, len(p.Paths))
+	for i, pat := range p.Paths {
+		extra[i] = protect.Rule{Pattern: pat, Why: "your config protects it (protect.paths): you said what it runs"}
+	}
+	return protect.Default().With(extra...)
 }
 
 // flowStrictness orders the flow.on_hit values, loosest first.
@@ -189,6 +216,14 @@ func (c Config) Validate() error {
 	if _, ok := flowStrictness[c.Flow.OnHit]; !ok {
 		return fmt.Errorf("flow.on_hit is %q: use ask, deny or off", c.Flow.OnHit)
 	}
+	if err := (&network.Policy{Allow: c.Network.Allow}).Validate(); err != nil {
+		return fmt.Errorf("network.allow: %w (write each entry as host or host:port, like \"intranet.local\" or \"127.0.0.1:8080\")", err)
+	}
+	for _, p := range c.Protect.Paths {
+		if err := protect.Valid(protect.Rule{Pattern: p}); err != nil {
+			return fmt.Errorf("protect.paths: %w", err)
+		}
+	}
 	return validPrices(c.Prices)
 }
 
@@ -203,19 +238,32 @@ func (a Audit) Level() (audit.Durability, error) {
 	return 0, fmt.Errorf("audit.durability is %q: use \"flush\" or \"fsync\"", a.Durability)
 }
 
+// durabilityStrictness orders the audit.durability values, loosest first.
+var durabilityStrictness = map[string]int{"flush": 0, "fsync": 1, "": 1}
+
 // Source is one configuration file to apply. A Required file that does not
 // exist is an error; an optional one is skipped.
 //
 // A Narrow source (the project's .rein/config.toml, which comes with the
 // repository and may have been written by anyone) can only take rights
 // away: it may shorten the allowlist and the limits, make the mode
-// stricter and add ask and deny rules; it may not add tools, raise limits,
-// loosen the mode, add allow rules, allow internal hosts or move the audit
-// log. Trying to is an error that names the key.
+// stricter and add ask and deny rules and protected paths; it may not add
+// tools, raise limits, loosen the mode, add allow rules, allow internal
+// hosts, move the audit log or relax its durability, change prices or the
+// sandbox. Every key the file sets is compared with the effective value
+// (the built-in defaults and the files before it), and a key rein does not
+// know how to judge is refused. Trying to widen is an error that names the
+// key.
 type Source struct {
 	Path     string
 	Required bool
 	Narrow   bool
+	// Caps, for a Narrow source, says a tool's built-in per-session cap
+	// (what gate.Limit applies when no file sets one): capped false means
+	// none. A Narrow source's tools.limits may not exceed it. Nil means
+	// every tool is capped at 1, the strictest: a project may then only
+	// set limits of 1 for tools no earlier file capped.
+	Caps func(tool string) (limit int, capped bool)
 }
 
 // Load applies the sources over the defaults, in order.
@@ -247,6 +295,7 @@ func apply(c *Config, s Source) error {
 	next.Network.Allow = slices.Clone(c.Network.Allow)
 	next.Prices = maps.Clone(c.Prices)
 	next.Permissions.Rules = nil // rules accumulate: decode this file's alone
+	next.Protect.Paths = nil     // so do protected paths
 	md, err := toml.Decode(string(data), &next)
 	if err != nil {
 		var perr toml.ParseError
@@ -266,44 +315,87 @@ func apply(c *Config, s Source) error {
 		return fmt.Errorf("config %s: %w", s.Path, err)
 	}
 	if s.Narrow {
-		if err := narrows(c, &next, md); err != nil {
+		if err := narrows(c, &next, md, s.Caps); err != nil {
 			return fmt.Errorf("config %s: %w (a project's config may only take rights away; widen them in your own config or with flags)", s.Path, err)
 		}
 	}
 	next.Permissions.Rules = append(slices.Clone(c.Permissions.Rules), next.Permissions.Rules...)
+	next.Protect.Paths = append(slices.Clone(c.Protect.Paths), next.Protect.Paths...)
 	*c = next
 	return nil
 }
 
-// narrows checks that next takes no right that prev did not give.
-func narrows(prev, next *Config, md toml.MetaData) error {
-	for _, t := range next.Tools.Allow {
-		if !slices.Contains(prev.Tools.Allow, t) {
-			return fmt.Errorf("tools.allow adds %q", t)
+// narrows checks that next takes no right that prev, the effective
+// configuration so far (built-in defaults included), did not give. Every
+// key the file sets is judged; one rein has no rule for is refused, so a
+// key added later is closed to projects until someone says how it narrows.
+func narrows(prev, next *Config, md toml.MetaData, caps func(string) (int, bool)) error {
+	if caps == nil {
+		caps = func(string) (int, bool) { return 1, true }
+	}
+	for _, key := range md.Keys() {
+		if err := narrowKey(key, prev, next, caps); err != nil {
+			return err
 		}
 	}
-	for name, n := range next.Tools.Limits {
-		if old, ok := prev.Tools.Limits[name]; ok && n > old {
-			return fmt.Errorf("tools.limits.%s raises the limit from %d to %d", name, old, n)
-		}
-	}
-	type num struct {
-		key      string
-		was, now float64
-	}
-	for _, n := range []num{
-		{"limits.max_steps", float64(prev.Limits.MaxSteps), float64(next.Limits.MaxSteps)},
-		{"limits.max_tool_calls", float64(prev.Limits.MaxToolCalls), float64(next.Limits.MaxToolCalls)},
-		{"limits.max_tokens", float64(prev.Limits.MaxTokens), float64(next.Limits.MaxTokens)},
-		{"limits.max_cost_usd", prev.Limits.MaxCostUSD, next.Limits.MaxCostUSD},
-		{"limits.timeout", float64(prev.Limits.Timeout), float64(next.Limits.Timeout)},
-	} {
+	return nil
+}
+
+// narrowKey judges one key a Narrow file set.
+func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) error {
+	raise := func(name string, was, now float64) error {
 		// 0 means "no cap": lifting a cap to 0 widens too.
-		if n.was > 0 && (n.now > n.was || n.now <= 0) {
-			return fmt.Errorf("%s raises the limit", n.key)
+		if was > 0 && (now > was || now <= 0) {
+			return fmt.Errorf("%s raises the limit", name)
 		}
+		return nil
 	}
-	if next.Permissions.Mode != prev.Permissions.Mode {
+	k := key.String()
+	switch {
+	case len(key) == 1:
+		switch k {
+		case "limits", "tools", "permissions", "network", "sandbox", "audit", "flow", "protect":
+			return nil // a table: its keys are judged one by one
+		case "prices":
+			return errors.New("prices change what the cost cap counts")
+		}
+	case k == "limits.max_steps":
+		return raise(k, float64(prev.Limits.MaxSteps), float64(next.Limits.MaxSteps))
+	case k == "limits.max_tool_calls":
+		return raise(k, float64(prev.Limits.MaxToolCalls), float64(next.Limits.MaxToolCalls))
+	case k == "limits.max_tokens":
+		return raise(k, float64(prev.Limits.MaxTokens), float64(next.Limits.MaxTokens))
+	case k == "limits.max_cost_usd":
+		return raise(k, prev.Limits.MaxCostUSD, next.Limits.MaxCostUSD)
+	case k == "limits.timeout":
+		return raise(k, float64(prev.Limits.Timeout), float64(next.Limits.Timeout))
+	case k == "tools.allow":
+		for _, t := range next.Tools.Allow {
+			if !slices.Contains(prev.Tools.Allow, t) {
+				return fmt.Errorf("tools.allow adds %q", t)
+			}
+		}
+		return nil
+	case k == "tools.read_lines":
+		return nil // how much of a file one read shows, bounded by Validate: no right
+	case k == "tools.limits":
+		return nil // a table: each tool's limit is judged
+	case len(key) == 3 && key[0] == "tools" && key[1] == "limits":
+		name, n := key[2], next.Tools.Limits[key[2]]
+		if old, ok := prev.Tools.Limits[name]; ok && old > 0 {
+			if n > old {
+				return fmt.Errorf("tools.limits.%s raises the limit from %d to %d", name, old, n)
+			}
+			return nil
+		}
+		if limit, capped := caps(name); capped && n > limit {
+			return fmt.Errorf("tools.limits.%s raises the limit from the built-in %d to %d", name, limit, n)
+		}
+		return nil
+	case k == "permissions.mode":
+		if next.Permissions.Mode == prev.Permissions.Mode {
+			return nil
+		}
 		pm, _ := permission.ParseMode(prev.Permissions.Mode)
 		nm, err := permission.ParseMode(next.Permissions.Mode)
 		if err != nil {
@@ -312,33 +404,51 @@ func narrows(prev, next *Config, md toml.MetaData) error {
 		if nm.Looser(pm) {
 			return fmt.Errorf("permissions.mode %q is looser than %q", nm, pm)
 		}
-	}
-	for i, r := range next.Permissions.Rules {
-		if r.Decision == "allow" {
-			return fmt.Errorf("permissions.rules[%d] is an allow rule", i)
+		return nil
+	case key[0] == "permissions" && key[1] == "rules":
+		for i, r := range next.Permissions.Rules {
+			if r.Decision != "ask" && r.Decision != "deny" {
+				if r.Decision == "allow" {
+					return fmt.Errorf("permissions.rules[%d] is an allow rule", i)
+				}
+				return fmt.Errorf("permissions.rules[%d] has decision %q: a project's rule may only ask or deny", i, r.Decision)
+			}
 		}
-	}
-	for _, h := range next.Network.Allow {
-		if !slices.Contains(prev.Network.Allow, h) {
-			return fmt.Errorf("network.allow adds %q", h)
+		return nil
+	case k == "network.allow":
+		for _, h := range next.Network.Allow {
+			if !slices.Contains(prev.Network.Allow, h) {
+				return fmt.Errorf("network.allow adds %q", h)
+			}
 		}
-	}
-	if was, now := flowStrictness[prev.Flow.OnHit], flowStrictness[next.Flow.OnHit]; next.Flow.OnHit != prev.Flow.OnHit && now < was {
-		return fmt.Errorf("flow.on_hit %q is looser than %q", next.Flow.OnHit, prev.Flow.OnHit)
-	}
-	if md.IsDefined("audit", "dir") {
+		return nil
+	case k == "flow.on_hit":
+		if was, now := flowStrictness[prev.Flow.OnHit], flowStrictness[next.Flow.OnHit]; next.Flow.OnHit != prev.Flow.OnHit && now < was {
+			return fmt.Errorf("flow.on_hit %q is looser than %q", next.Flow.OnHit, prev.Flow.OnHit)
+		}
+		return nil
+	case k == "audit.dir":
 		return errors.New("audit.dir moves the audit log")
-	}
-	if md.IsDefined("prices") {
-		return errors.New("prices change what the cost cap counts")
-	}
-	if next.Sandbox.Backend != prev.Sandbox.Backend && (next.Sandbox.Backend == "none" || prev.Sandbox.Backend == "none" || next.Sandbox.Backend == "auto") {
-		return fmt.Errorf("sandbox.backend %q may weaken the sandbox", next.Sandbox.Backend)
-	}
-	if md.IsDefined("sandbox", "image") || md.IsDefined("sandbox", "runtime") {
+	case k == "audit.durability":
+		was, okWas := durabilityStrictness[prev.Audit.Durability]
+		now, okNow := durabilityStrictness[next.Audit.Durability]
+		if !okNow || (okWas && now < was) {
+			return fmt.Errorf("audit.durability %q is weaker than %q: the log may then be lost in a crash", next.Audit.Durability, prev.Audit.Durability)
+		}
+		return nil
+	case k == "sandbox.backend":
+		if next.Sandbox.Backend != prev.Sandbox.Backend && (next.Sandbox.Backend == "none" || prev.Sandbox.Backend == "none" || next.Sandbox.Backend == "auto") {
+			return fmt.Errorf("sandbox.backend %q may weaken the sandbox", next.Sandbox.Backend)
+		}
+		return nil
+	case k == "sandbox.image" || k == "sandbox.runtime":
 		return errors.New("sandbox.image and sandbox.runtime choose what commands run in")
+	case key[0] == "prices":
+		return errors.New("prices change what the cost cap counts")
+	case k == "protect.paths":
+		return nil // paths are only ever added (apply keeps the earlier files')
 	}
-	return nil
+	return fmt.Errorf("%s cannot be set by a project: rein has no rule for whether it takes rights away", k)
 }
 
 // Keys lists every key a file may set, from Config's toml tags.
