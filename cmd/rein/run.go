@@ -14,6 +14,7 @@ import (
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/eval"
+	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
@@ -297,7 +298,7 @@ func runSession(ctx context.Context, e env, spec harness.Spec, asJSON, events bo
 
 // config loads the user's file, the project's, then --config, then applies flags.
 func (c *agentFlags) config(workdir string) (config.Config, []string, error) {
-	sources := []config.Source{{Path: config.UserFile()}, {Path: config.ProjectFile(workdir), Narrow: true}}
+	sources := []config.Source{{Path: config.UserFile()}, {Path: config.ProjectFile(workdir), Narrow: true, Caps: builtinCap}}
 	if c.Config != "" {
 		sources = append(sources, config.Source{Path: c.Config, Required: true})
 	}
@@ -400,7 +401,19 @@ func knownTools() *tool.Registry {
 // policyOf is the session policy a configuration describes.
 func policyOf(cfg config.Config, a approve.Approver) harness.Policy {
 	return harness.Policy{Allowed: cfg.Tools.Allow, Mode: permission.Mode(cfg.Permissions.Mode),
-		Rules: cfg.Permissions.Rules, ToolLimits: cfg.Tools.Limits, Approver: a, Flow: cfg.Flow.OnHit}
+		Rules: cfg.Permissions.Rules, ToolLimits: cfg.Tools.Limits, Approver: a, Flow: cfg.Flow.OnHit,
+		Protected: cfg.Protect.List()}
+}
+
+// builtinCap is a tool's per-session cap when no config sets one, as the
+// limit gate applies it: irreversible tools (and unknown ones, to be safe)
+// gate.DefaultIrreversible, read-only and reversible ones none.
+func builtinCap(name string) (int, bool) {
+	t, ok := knownTools().Lookup(name)
+	if !ok || t.Spec().Effect == tool.Irreversible {
+		return gate.DefaultIrreversible, true
+	}
+	return 0, false
 }
 
 // stopCode maps a stop reason to rein's exit status.

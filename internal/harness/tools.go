@@ -10,6 +10,7 @@ import (
 	"github.com/reinhq/rein/gate/flow"
 	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/gate/permission"
+	"github.com/reinhq/rein/gate/protect"
 	"github.com/reinhq/rein/gate/scope"
 	"github.com/reinhq/rein/gate/shell"
 	"github.com/reinhq/rein/sandbox"
@@ -90,6 +91,9 @@ type Policy struct {
 	// Provenance is the ledger the data-flow gate judges by; the loop feeds
 	// it. Nil gives the gate an empty ledger of its own (policy check).
 	Provenance *flow.Ledger
+	// Protected are the protected paths a write asks about in every mode
+	// (config's Protect.List()); nil is the built-in list, never none.
+	Protected *protect.List
 }
 
 // FlowGate returns the data-flow gate for a Flow setting over l, nil for
@@ -127,6 +131,7 @@ func Gates(p Policy, workdir string, net *network.Policy) (*gate.Pipeline, error
 	if err != nil {
 		return nil, fmt.Errorf("scope: %w", err)
 	}
+	sc.WithProtected(p.Protected)
 	shOpts := shell.Options{WorkDir: workdir, Home: home()}
 	perm, err := permission.NewGate(p.Mode, p.Rules, shOpts)
 	if err != nil {
