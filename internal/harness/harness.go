@@ -255,6 +255,9 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 			return nil, err
 		}
 	}
+	if err := checkOutside(workdir, "audit dir", dir, "choose another with --audit-dir or audit.dir in your config"); err != nil {
+		return nil, err
+	}
 	opts := []audit.Option{audit.WithDurability(spec.Durability), audit.WithRedactor(redact)}
 	if spec.Observe != nil {
 		opts = append(opts, audit.WithObserver(spec.Observe))

@@ -30,6 +30,9 @@ func openSnapshots(spec Spec, session, workdir string) (*snapshots, error) {
 		}
 		dir = d
 	}
+	if err := checkOutside(workdir, "rollback store", dir, "set XDG_STATE_HOME (rein's state dir) to a directory outside it"); err != nil {
+		return nil, err
+	}
 	st, err := rollback.Open(dir, session, workdir)
 	if err != nil {
 		return nil, err
