@@ -151,29 +151,6 @@ func TestSandboxEnv(t *testing.T) {
 	}
 }
 
-func TestCheckWorkDir(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		dir, home string
-		ok        bool
-	}{
-		{"/", "/home/u", false},
-		{"/home", "/home/u", false},
-		{"/home/u", "/home/u", false},
-		{"/home/u/.ssh", "/home/u", false},
-		{"/home/u/.config", "/home/u", false}, // holds .config/gcloud
-		{"/home/u/src/app", "/home/u", true},
-		{"/home/u2", "/home/u", true},
-		{"/srv/app", "", true},
-		{"/", "", false},
-	} {
-		err := checkWorkDir(c.dir, c.home)
-		if (err == nil) != c.ok || err != nil && !errors.Is(err, ErrInvalid) {
-			t.Errorf("checkWorkDir(%q, %q) = %v, want ok %v", c.dir, c.home, err, c.ok)
-		}
-	}
-}
-
 func TestHelperStatus(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

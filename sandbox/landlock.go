@@ -181,22 +181,6 @@ func (l *Landlock) maxFileSize() int64 {
 	return DefaultMaxFileSize
 }
 
-// CredentialPaths returns the places under home where credentials live:
-// SSH and GPG keys, cloud and cluster tokens, password stores. No backend
-// makes them readable to a command.
-func CredentialPaths(home string) []string {
-	rel := []string{
-		".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube",
-		".docker", ".netrc", ".git-credentials", ".config/gh", ".password-store",
-		".pgpass", ".npmrc", ".pypirc", ".cargo/credentials.toml", ".config/rein",
-	}
-	out := make([]string, len(rel))
-	for i, r := range rel {
-		out[i] = filepath.Join(home, r)
-	}
-	return out
-}
-
 // within reports whether path is dir or lies inside it; both are clean
 // and absolute.
 func within(path, dir string) bool {
@@ -204,20 +188,10 @@ func within(path, dir string) bool {
 }
 
 // checkWorkDir refuses a work dir that would open what the sandbox keeps
-// closed: the root, or a directory that holds a credential path of home.
+// closed: the check every backend shares (CheckWorkDir).
 func checkWorkDir(dir, home string) error {
-	if dir == "/" {
-		return fmt.Errorf("%w: work dir / would make the whole file system writable", ErrInvalid)
-	}
-	if home == "" {
-		return nil
-	}
-	for _, c := range CredentialPaths(home) {
-		if within(c, dir) {
-			return fmt.Errorf("%w: work dir %s contains the credential path %s", ErrInvalid, dir, c)
-		}
-	}
-	return nil
+	_, err := CheckWorkDir(dir, home)
+	return err
 }
 
 // envPrefix names the variables that carry the command's environment to
