@@ -51,7 +51,7 @@ func TestCheckWorkDir(t *testing.T) {
 		{filepath.Join(root, "to-proj"), filepath.Join(home, "proj"), ""},
 		{filepath.Join(root, "plain"), filepath.Join(root, "plain"), ""},
 		{filepath.Join(root, "home", "bob"), filepath.Join(root, "home", "bob"), ""}, // another user's home is not this one's credentials
-		{filepath.Join(home, ".ssh", "keys"), "", "credential directory"},              // inside a credential store
+		{filepath.Join(home, ".ssh", "keys"), "", "credential directory"},            // inside a credential store
 		{filepath.Join(home, ".ssh"), "", "credential directory"},
 		{filepath.Join(root, "to-keys"), "", "credential directory"}, // through a link
 		{filepath.Join(home, ".gnupg", "private"), "", "credential directory"},
@@ -90,11 +90,10 @@ func TestCheckWorkDir(t *testing.T) {
 // Both backends refuse a work dir inside a credential store, before
 // anything starts, with the same error: Landlock used to accept one.
 func TestBackendsRefuseWorkDirInCredentialStore(t *testing.T) {
-	root, home := workTree(t)
+	_, home := workTree(t)
 	t.Setenv("HOME", home)
 	keys := filepath.Join(home, ".ssh", "keys")
 	proj := filepath.Join(home, "proj")
-	_ = root
 
 	t.Run("docker", func(t *testing.T) {
 		_, err := docker.Start(t.Context(), docker.Options{Image: "rein-no-such-image:never", WorkDir: keys, Session: "s1"})
