@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
+	"unicode/utf8"
 )
 
 // Rule is one protected pattern: a path relative to a root (the work dir,
@@ -103,8 +105,28 @@ func Builtin() []Rule {
 // and a nil *List are the built-in list, so a list that was never set up
 // protects, rather than nothing.
 type List struct {
-	extra []Rule
+	extra []compiled
 }
+
+// compiled is a rule with its pattern normalized and split, once.
+type compiled struct {
+	Rule
+	elems []string
+	glob  bool // some element has a wildcard: match with path.Match
+	dir   bool
+}
+
+func compile(rules []Rule) []compiled {
+	out := make([]compiled, len(rules))
+	for i, r := range rules {
+		n := normalize(r.Pattern)
+		out[i] = compiled{Rule: r, elems: strings.Split(n, "/"), glob: strings.ContainsAny(n, `*?[\`), dir: strings.HasSuffix(r.Pattern, "/")}
+	}
+	return out
+}
+
+// builtin is the built-in rules compiled, made once and never changed.
+var builtin = sync.OnceValue(func() []compiled { return compile(Builtin()) })
 
 // Default returns the built-in list.
 func Default() *List { return &List{} }
@@ -116,7 +138,7 @@ func (l *List) With(extra ...Rule) *List {
 	if l != nil {
 		n.extra = append(n.extra, l.extra...)
 	}
-	n.extra = append(n.extra, extra...)
+	n.extra = append(n.extra, compile(extra)...)
 	return n
 }
 
@@ -124,7 +146,9 @@ func (l *List) With(extra ...Rule) *List {
 func (l *List) Rules() []Rule {
 	rules := Builtin()
 	if l != nil {
-		rules = append(rules, l.extra...)
+		for _, c := range l.extra {
+			rules = append(rules, c.Rule)
+		}
 	}
 	return rules
 }
@@ -147,9 +171,16 @@ func (l *List) Match(rel string) (Rule, bool) {
 		return Rule{}, false
 	}
 	elems := strings.Split(p, "/")
-	for _, r := range l.Rules() {
-		if matches(normalize(r.Pattern), strings.HasSuffix(r.Pattern, "/"), elems) {
-			return r, true
+	for _, c := range builtin() {
+		if c.matches(elems) {
+			return c.Rule, true
+		}
+	}
+	if l != nil {
+		for _, c := range l.extra {
+			if c.matches(elems) {
+				return c.Rule, true
+			}
 		}
 	}
 	return Rule{}, false
@@ -159,21 +190,34 @@ func (l *List) Match(rel string) (Rule, bool) {
 // leading or trailing slash.
 func normalize(p string) string {
 	p = strings.ReplaceAll(p, "\\", "/")
-	p = strings.Map(func(r rune) rune {
-		if ignorable(r) {
-			return -1
-		}
-		return r
-	}, p)
-	// Upper then lower: a fold that also meets letters only one of the
-	// two maps (the dotless i, the Kelvin sign), erring toward a match.
-	elems := strings.Split(strings.ToLower(strings.ToUpper(p)), "/")
+	if !ascii(p) {
+		p = strings.Map(func(r rune) rune {
+			if ignorable(r) {
+				return -1
+			}
+			return r
+		}, p)
+		// Upper then lower: a fold that also meets letters only one of
+		// the two maps (the dotless i, the Kelvin sign), erring toward a
+		// match.
+		p = strings.ToUpper(p)
+	}
+	elems := strings.Split(strings.ToLower(p), "/")
 	for i, e := range elems {
 		if e != "." && e != ".." {
 			elems[i] = strings.TrimRight(e, ". ")
 		}
 	}
 	return strings.TrimPrefix(path.Clean("/"+strings.Join(elems, "/")), "/")
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // ignorable reports whether r is a character HFS+ ignores in names, or one
@@ -191,22 +235,28 @@ func ignorable(r rune) bool {
 // matches reports whether the pattern's elements occur in elems: for a
 // directory pattern anywhere (the directory itself or anything below it),
 // for a file pattern at the end.
-func matches(pat string, dir bool, elems []string) bool {
-	patElems := strings.Split(pat, "/")
-	for i := 0; i+len(patElems) <= len(elems); i++ {
-		if !dir && i+len(patElems) != len(elems) {
+func (c *compiled) matches(elems []string) bool {
+	n := len(c.elems)
+	for i := 0; i+n <= len(elems); i++ {
+		if !c.dir && i+n != len(elems) {
 			continue
 		}
-		if elemsMatch(patElems, elems[i:i+len(patElems)]) {
+		if c.elemsMatch(elems[i : i+n]) {
 			return true
 		}
 	}
 	return false
 }
 
-func elemsMatch(pat, got []string) bool {
-	for i := range pat {
-		if ok, err := path.Match(pat[i], got[i]); err != nil || !ok {
+func (c *compiled) elemsMatch(got []string) bool {
+	for i, pat := range c.elems {
+		if !c.glob {
+			if pat != got[i] {
+				return false
+			}
+			continue
+		}
+		if ok, err := path.Match(pat, got[i]); err != nil || !ok {
 			return false
 		}
 	}
