@@ -29,7 +29,7 @@ func TestAbortedRunExits130(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	var out, errOut bytes.Buffer
-	code := run(ctx, []string{"run", "--model", "scripted:" + script, "--workdir", dir, "--audit-dir", filepath.Join(dir, "audit"), "--json", "task"},
+	code := run(ctx, []string{"run", "--model", "scripted:" + script, "--workdir", workIn(t, dir), "--audit-dir", filepath.Join(dir, "audit"), "--json", "task"},
 		env{stdin: bytes.NewReader(nil), stdout: &out, stderr: &errOut})
 	if code != exitAborted {
 		t.Fatalf("exit %d, want %d (stderr %q)", code, exitAborted, errOut.String())

@@ -48,7 +48,7 @@ func TestRunAnthropic(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", key)
 	auditDir := filepath.Join(dir, "audit")
 	code, stdout, stderr := runRein(t, "", "run", "--model", "anthropic:claude-test", "--base-url", srv.URL, "--tools", "calc",
-		"--workdir", dir, "--audit-dir", auditDir, "--json", "What is 6*7?")
+		"--workdir", workIn(t, dir), "--audit-dir", auditDir, "--json", "What is 6*7?")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}

@@ -51,7 +51,7 @@ func TestRunOpenAICompatible(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	t.Setenv("OPENAI_API_KEY", "")
 	code, stdout, stderr := runRein(t, "", "run", "--model", "openai:local-model", "--base-url", srv.URL+"/v1/", "--tools", "calc",
-		"--workdir", dir, "--audit-dir", filepath.Join(dir, "audit"), "--json", "What is 2+3?")
+		"--workdir", workIn(t, dir), "--audit-dir", filepath.Join(dir, "audit"), "--json", "What is 2+3?")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}

@@ -71,7 +71,7 @@ func TestRunRecordsTheSandbox(t *testing.T) {
 		warn          bool
 	}{{"none", `"sandbox":"none"`, true}, {"auto", `"sandbox":"landlock"`, false}, {"landlock", `"sandbox":"landlock"`, false}} {
 		audit := filepath.Join(dir, "audit-"+c.backend)
-		code, _, stderr := runRein(t, "", "run", "--model", "scripted:"+script, "--workdir", dir, "--mode", "bypass", "--tools", "run_bash",
+		code, _, stderr := runRein(t, "", "run", "--model", "scripted:"+script, "--workdir", workIn(t, dir), "--mode", "bypass", "--tools", "run_bash",
 			"--sandbox", c.backend, "--audit-dir", audit, "Say ok.")
 		if code != 0 || strings.Contains(stderr, "UNSANDBOXED") != c.warn {
 			t.Fatalf("%s: exit %d, stderr %q", c.backend, code, stderr)

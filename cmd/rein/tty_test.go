@@ -57,7 +57,7 @@ func TestRunAsksOnTheTerminal(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, errOut bytes.Buffer
-			code := run(t.Context(), []string{"run", "--model", "scripted:" + script, "--tools", "send_email", "--workdir", dir,
+			code := run(t.Context(), []string{"run", "--model", "scripted:" + script, "--tools", "send_email", "--workdir", workIn(t, dir),
 				"--audit-dir", filepath.Join(dir, "audit"), "--json", "Send Ann the summary."},
 				env{stdin: slave, stdout: &out, stderr: &errOut})
 			if code != 0 {
