@@ -26,7 +26,7 @@ func (runner) Run(context.Context, json.RawMessage) (string, error) { return "",
 // protectedFixture is a work dir with a git repository whose hooks
 // directory is reachable through links, a nested repository, a worktree
 // whose .git is a "gitdir:" file, and a repository whose .git is a link.
-func protectedFixture(t *testing.T) *fixture {
+func protectedFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := newFixture(t, "")
 	for _, d := range []string{".git/hooks", "sub/.git/hooks", "deep/er"} {
@@ -192,4 +192,47 @@ func TestWorkDirInsideProtectedDir(t *testing.T) {
 	if v.Decision != gate.Ask {
 		t.Errorf("Check = %+v, want Ask", v)
 	}
+}
+
+// FuzzProtected holds the gate to an independent oracle: for any path the
+// gate lets a tool use, if the path as written or where it lands (every
+// link resolved with the plain os calls of landing) is protected, a write
+// there is asked about; a read never is.
+func FuzzProtected(f *testing.F) {
+	for _, s := range []string{".git/config", "h/pre-commit", "cfg", "deep/g/config", "sub/.git/hooks/x", ".GIT/CONFIG",
+		"./.git/../.git/config", "README.md", "src/gitconfig.go", "docs/.bashrc.md", "$WORK/.git/hooks/x", "h", "deep/g/hooks/../config"} {
+		f.Add(s)
+	}
+	fx := protectedFixture(f)
+	write, read := fx.tools["write_file"], fx.tools["read_file"]
+	l := protect.Default()
+	f.Fuzz(func(t *testing.T, p string) {
+		p = fx.expand(p)
+		if fx.gate.CheckPath(p) != nil {
+			return
+		}
+		args, _ := json.Marshal(map[string]string{"path": p, "content": "x"})
+		v := fx.gate.Check(t.Context(), &gate.Call{Name: "write_file", Args: args, Tool: write})
+		osPath := p
+		if !filepath.IsAbs(p) {
+			osPath = filepath.Join(fx.work, p)
+		}
+		osPath = filepath.Clean(osPath)
+		lexical := strings.TrimPrefix(strings.TrimPrefix(osPath, fx.work), "/")
+		_, wantLex := l.Match(lexical)
+		wantLand := false
+		if land := landing(osPath, 0); land != "" {
+			_, wantLand = l.Match(land)
+		}
+		if (wantLex || wantLand) && v.Decision != gate.Ask {
+			t.Fatalf("write_file %q (protected as written %v, where it lands %v) = %+v, want Ask", p, wantLex, wantLand, v)
+		}
+		if v.Decision == gate.Deny {
+			t.Fatalf("write_file %q: CheckPath allows it, Check denies it: %+v", p, v)
+		}
+		args, _ = json.Marshal(map[string]string{"path": p})
+		if v := fx.gate.Check(t.Context(), &gate.Call{Name: "read_file", Args: args, Tool: read}); v.Decision != gate.Allow {
+			t.Fatalf("read_file %q = %+v, want Allow", p, v)
+		}
+	})
 }
