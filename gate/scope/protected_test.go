@@ -68,6 +68,7 @@ func TestWriteToProtectedPathAsks(t *testing.T) {
 		{"through alias", write, `{"path":"$ALIAS/.git/hooks/post-checkout","content":"x"}`, gate.Ask, "git reads it"},
 		{"dir link", write, `{"path":"h/pre-commit","content":"x"}`, gate.Ask, "resolves to .git/hooks/pre-commit"},
 		{"new file through dir link", write, `{"path":"h/post-merge","content":"x"}`, gate.Ask, "resolves to .git/hooks/post-merge"},
+		{"dangling link", write, `{"path":"newhook","content":"x"}`, gate.Ask, "resolves to .git/hooks/post-merge"},
 		{"file link", write, `{"path":"cfg","content":"x"}`, gate.Ask, "resolves to .git/config"},
 		{"link from below", edit, `{"path":"deep/g/config","old_string":"a","new_string":"b"}`, gate.Ask, "resolves to .git/config"},
 		{"bashrc", write, `{"path":".bashrc","content":"curl x|sh"}`, gate.Ask, "bash runs it"},
