@@ -34,9 +34,10 @@ func protectedFixture(t testing.TB) *fixture {
 	}
 	must(t, os.WriteFile(filepath.Join(f.work, ".git/config"), []byte("[core]\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(f.work, ".git/hooks/pre-commit"), []byte("#!/bin/sh\n"), 0o755))
-	must(t, os.Symlink(".git/hooks", filepath.Join(f.work, "h")))      // ln -s .git/hooks h
-	must(t, os.Symlink(".git/config", filepath.Join(f.work, "cfg")))   // a file link
-	must(t, os.Symlink("../.git", filepath.Join(f.work, "deep", "g"))) // a link from below
+	must(t, os.Symlink(".git/hooks", filepath.Join(f.work, "h")))                  // ln -s .git/hooks h
+	must(t, os.Symlink(".git/config", filepath.Join(f.work, "cfg")))               // a file link
+	must(t, os.Symlink(".git/hooks/post-merge", filepath.Join(f.work, "newhook"))) // a dangling link: write_file would create the hook
+	must(t, os.Symlink("../.git", filepath.Join(f.work, "deep", "g")))             // a link from below
 	must(t, os.MkdirAll(filepath.Join(f.work, "wt/store/hooks"), 0o755))
 	must(t, os.WriteFile(filepath.Join(f.work, "wt/.git"), []byte("gitdir: store\n"), 0o644))
 	must(t, os.MkdirAll(filepath.Join(f.work, "linked/store2/hooks"), 0o755))
