@@ -149,7 +149,7 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 		}
 		if writes && !asked {
 			if r, where, ok := g.Protected(target); ok {
-				ask, asked = protectedAsk(c.Name, arg, val, where, r), true
+				ask, asked = protectedAsk(c.Name, arg, val, where, role, r), true
 			}
 		}
 	}
@@ -160,7 +160,11 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 }
 
 // protectedAsk is the verdict on a write to a protected path.
-func protectedAsk(toolName, arg, val, where string, r protect.Rule) gate.Verdict {
+func protectedAsk(toolName, arg, val, where string, role tool.Role, r protect.Rule) gate.Verdict {
+	verb := "write"
+	if role == tool.RoleDir {
+		verb = "work in" // a command run there writes there
+	}
 	if len(val) > maxHintPath {
 		val = strings.ToValidUTF8(val[:maxHintPath], "") + "…"
 	}
@@ -169,9 +173,9 @@ func protectedAsk(toolName, arg, val, where string, r protect.Rule) gate.Verdict
 		at = " (" + where + ")"
 	}
 	return gate.Verdict{Decision: gate.Ask, Gate: Name,
-		Reason: fmt.Sprintf("%s would write %q%s, a protected path (%s): %s; "+
+		Reason: fmt.Sprintf("%s would %s %q%s, a protected path (%s): %s; "+
 			"a write there runs code later, outside the sandbox, so it needs a human's yes in every mode",
-			toolName, val, at, r.Pattern, r.Why),
+			toolName, verb, val, at, r.Pattern, r.Why),
 		Hint: fmt.Sprintf("The path %q (argument %q) is protected: %s. Writing it needs the user's yes, "+
 			"which was not given; do not try it another way. Tell the user what you wanted to change there.", val, arg, r.Why)}
 }
