@@ -34,8 +34,11 @@ func TestTornJournalLine(t *testing.T) {
 	must(t, s.Close())
 	data, err := os.ReadFile(e.journal())
 	must(t, err)
-	lines := strings.SplitAfter(string(data), "\n")
-	first, last := lines[0], lines[1]
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("journal %q: want a's snapshot and left lines, then b's snapshot", data)
+	}
+	first, last := lines[0]+lines[1], lines[2]
 	tails := []string{"\x00\x00\x00\x00", "\x00"} // a zero-filled tail, as some file systems leave
 	for k := range len(last) - 1 {
 		tails = append(tails, last[:k])
@@ -55,8 +58,8 @@ func TestTornJournalLine(t *testing.T) {
 		if tail != "" {
 			wantNotes = 2
 		}
-		if len(j.Notes) != wantNotes || (tail != "" && !strings.Contains(j.Notes[0], "journal line 2 is incomplete")) {
-			t.Fatalf("journal cut to %q: notes %q; want one about line 2 and one about blob 000002", tail, j.Notes)
+		if len(j.Notes) != wantNotes || (tail != "" && !strings.Contains(j.Notes[0], "journal line 3 is incomplete")) {
+			t.Fatalf("journal cut to %q: notes %q; want one about line 3 and one about blob 000003", tail, j.Notes)
 		}
 		if got := tree(t, e.work); !strings.Contains(got, `a.txt file -rw-r--r-- "a"`) {
 			t.Errorf("journal cut to %q: %s", tail, got)
@@ -115,7 +118,7 @@ func TestDamagedStore(t *testing.T) {
 			must(t, err)
 			must(t, os.WriteFile(e.journal(), bytes.Replace(data, []byte(`"kind":"file"`), []byte(`"kind":"fi1e"`), 1), 0o600))
 		},
-		want: "failed journal.jsonl: journal line 1 is damaged (unknown kind \"fi1e\")\nrestored b.txt\n",
+		want: "failed journal.jsonl: journal line 1 is damaged (unknown kind \"fi1e\")\nfailed journal.jsonl: journal line 2 is damaged (a left line for \"a.txt\", which has no snapshot before it)\nrestored b.txt\n",
 	}, {
 		name: "a line that names a path outside",
 		damage: func(t *testing.T, e env) {
@@ -123,7 +126,7 @@ func TestDamagedStore(t *testing.T) {
 			must(t, err)
 			must(t, os.WriteFile(e.journal(), bytes.Replace(data, []byte(`"path":"a.txt"`), []byte(`"path":"../outside/a.txt"`), 1), 0o600))
 		},
-		want: "failed journal.jsonl: journal line 1 is damaged (not a relative path inside the work directory: \"../outside/a.txt\")\nrestored b.txt\n",
+		want: "failed journal.jsonl: journal line 1 is damaged (not a relative path inside the work directory: \"../outside/a.txt\")\nfailed journal.jsonl: journal line 2 is damaged (a left line for \"a.txt\", which has no snapshot before it)\nrestored b.txt\n",
 	}, {
 		name: "an empty line",
 		damage: func(t *testing.T, e env) {
@@ -284,5 +287,41 @@ func TestKilledSession(t *testing.T) {
 				t.Errorf("after a kill after %d calls and a restore:\n%s\nwant\n%s", k, got, before)
 			}
 		})
+	}
+}
+
+// TestToolTempLeftovers: the temporary files rein's file tools leave when
+// killed mid-write (".rein-" + 16 base32 characters + ".tmp") are removed
+// from the touched directories, and nothing else is: a user's file that
+// only looks like one survives.
+func TestToolTempLeftovers(t *testing.T) {
+	t.Parallel()
+	users := []string{
+		"ABCDEFGHIJKLMNOP.tmp",        // 16 base32 characters, no prefix
+		"xrein-ABCDEFGHIJKLMNOP.tmp",  // another prefix
+		".rein-abcdefghijklmnop.tmp",  // not base32 as the tools write it
+		".rein-ABCDEFGHIJKLMNO.tmp",   // 15
+		".rein-ABCDEFGHIJKLMNOPQ.tmp", // 17
+		".rein-ABCDEFGHIJKLMNOP.tmpx", // another suffix
+		".rein-ABCDEFGHIJKLMN01.tmp",  // 0 and 1 are not base32
+	}
+	files := map[string]string{"d/a.txt": "a"}
+	for _, n := range users {
+		files["d/"+n] = "the user's " + n
+	}
+	e := newEnv(t, files, nil)
+	before := tree(t, e.work)
+	s := e.open(t)
+	e.agent(t, s).write("d/a.txt", "changed")
+	tools := []string{".rein-ABCDEFGHIJKLMNOP.tmp", ".rein-234567QRSTUVWXYZ.tmp"}
+	for _, n := range tools {
+		writeTree(t, e.work, map[string]string{"d/" + n: "half a writ"})
+	}
+	got := summary(e.restore(t, s))
+	if want := "deleted d/" + tools[0] + "\ndeleted d/" + tools[1] + "\nrestored d/a.txt\n"; got != want {
+		t.Errorf("restore reports:\n%s\nwant:\n%s", got, want)
+	}
+	if got := tree(t, e.work); got != before {
+		t.Errorf("after the restore:\n%s\nwant:\n%s", got, before)
 	}
 }
