@@ -124,11 +124,11 @@ type restorer struct {
 
 // Why a path is kept, or copied before it is restored.
 const (
-	whyChanged  = "changed since the session wrote it"
-	whyOld      = "rein cannot tell whether it changed since the session: an older rein saved it without recording what the agent left"
-	whyStopped  = "rein stopped while the agent was changing it, so what is there may be the agent's unfinished change or a later edit"
-	whyDir      = "it is a directory now; rein does not remove or replace directories"
-	whyNoCopy   = "what is there could not be copied aside first, so it was left alone"
+	whyChanged = "changed since the session wrote it"
+	whyOld     = "rein cannot tell whether it changed since the session: an older rein saved it without recording what the agent left"
+	whyStopped = "rein stopped while the agent was changing it, so what is there may be the agent's unfinished change or a later edit"
+	whyDir     = "it is a directory now; rein does not remove or replace directories"
+	whyNoCopy  = "what is there could not be copied aside first, so it was left alone"
 )
 
 // entry restores one path, or keeps it when what is there is not what
