@@ -180,7 +180,7 @@ func (r restorer) entry(e Entry) FileReport {
 		rep.Reason = whyChanged
 	}
 	if !r.force {
-		rep.Action = Kept
+		rep.Action, rep.Forcible = Kept, true
 		return rep
 	}
 	return r.copyAndPut(e, rep)

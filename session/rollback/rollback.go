@@ -236,6 +236,8 @@ type FileReport struct {
 	// Copy is where a copy of what was at Path was put before it was
 	// overwritten or deleted (from Plan: where it would be put).
 	Copy string
+	// Forcible: Kept, and Force would restore it.
+	Forcible bool
 }
 
 // manifest describes a session's store.

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reinhq/rein/internal/linkcheck"
 	"github.com/reinhq/rein/session"
 )
 
@@ -507,6 +508,22 @@ func (s *Store) resolve(rel string) (string, bool) {
 		return "", false
 	}
 	return filepath.FromSlash(path.Join(done...)), true
+}
+
+// CheckLinked reports an error when the journal is no longer linked at
+// its path — the state directory deleted, the store renamed away and
+// replaced — so that the caller stops instead of saving snapshots nobody
+// will find.
+func (s *Store) CheckLinked() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.journal == nil {
+		return nil
+	}
+	if err := linkcheck.Check(s.journal, filepath.Join(s.dir, journalName)); err != nil {
+		return fmt.Errorf("rollback journal: %w; rein stops, as the files it changed next could not be rolled back", err)
+	}
+	return nil
 }
 
 // Close closes the journal and the work directory and releases the
