@@ -259,3 +259,29 @@ func TestPlanChangesNothing(t *testing.T) {
 		t.Error("Plan changed the work directory")
 	}
 }
+
+// TestStoreCheckLinked: a store whose state directory was deleted, or
+// whose directory was renamed away and replaced, says so.
+func TestStoreCheckLinked(t *testing.T) {
+	t.Parallel()
+	for _, replace := range []bool{false, true} {
+		e := newEnv(t, nil, nil)
+		s := e.open(t)
+		must(t, s.CheckLinked())
+		if replace {
+			must(t, os.Rename(e.state, e.state+".old"))
+			s2, err := rollback.Open(e.state, sessionID, e.work)
+			must(t, err)
+			must(t, s2.Close())
+		} else {
+			must(t, os.RemoveAll(e.state))
+		}
+		want := "was deleted"
+		if replace {
+			want = "was replaced by another file"
+		}
+		if err := s.CheckLinked(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("replace %v: CheckLinked: %v; want %q", replace, err, want)
+		}
+	}
+}
