@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/internal/testenv"
 	"github.com/reinhq/rein/sandbox"
 )
 
@@ -105,3 +108,67 @@ func must(t *testing.T, err error) {
 }
 
 func matches(s, pattern string) bool { return regexp.MustCompile(pattern).MatchString(s) }
+
+// TestFullRollbackStore: the rollback store fills up during a session (a
+// real tmpfs of 256 KiB under the state dir). The calls it cannot save for
+// are refused — their files untouched — and the session, though it ends
+// done, says how many at the end and exits 1: a change rein could not make
+// undoable is rein's failure, not a limit the user set (3).
+func TestFullRollbackStore(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	store := filepath.Join(state, "rein", "rollback")
+	must(t, os.MkdirAll(store, 0o700))
+	err := syscall.Mount("tmpfs", store, "tmpfs", 0, "size=256k,mode=0700")
+	testenv.Need(t, "tmpfs", err) // needs root (CAP_SYS_ADMIN)
+	t.Cleanup(func() { _ = syscall.Unmount(store, syscall.MNT_DETACH) })
+	t.Setenv("XDG_STATE_HOME", state)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	work := filepath.Join(dir, "work")
+	big := strings.Repeat("a line of the user's data\n", 4000) // 104 KB: two fit
+	var calls []string
+	for i := range 5 {
+		writeFile(t, filepath.Join(work, fmt.Sprintf("f%d.txt", i)), big)
+		calls = append(calls, fmt.Sprintf(`{"text":"w%d","calls":[{"tool":"write_file","args":{"path":"f%d.txt","content":"replaced\n"}}]}`, i, i))
+	}
+	script := filepath.Join(dir, "s.json")
+	writeFile(t, script, `{"turns":[`+strings.Join(calls, ",")+`,{"text":"done"}]}`)
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"run", "--model", "scripted:" + script, "--workdir", work, "--mode", "accept-edits",
+		"--tools", "write_file", "--audit-dir", filepath.Join(dir, "audit"), "Replace the files."}, env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut})
+	if code != exitError {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitError, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "STOP: done") {
+		t.Errorf("the session should still end done:\n%s", out.String())
+	}
+	refused := 0
+	for i := range 5 {
+		data, err := os.ReadFile(filepath.Join(work, fmt.Sprintf("f%d.txt", i)))
+		must(t, err)
+		if string(data) == big {
+			refused++
+		}
+	}
+	if refused == 0 || refused == 5 {
+		t.Fatalf("%d of 5 calls refused; the store should have taken some and refused the rest", refused)
+	}
+	want := fmt.Sprintf("rollback: %d change(s) could not be saved for rollback and were refused: the store in %s could not be written (full or read-only?)", refused, store)
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("the summary lacks %q:\n%s", want, out.String())
+	}
+	// What was saved still rolls back.
+	var rbOut, rbErr bytes.Buffer
+	logs, _ := filepath.Glob(filepath.Join(dir, "audit", "*.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("logs %v", logs)
+	}
+	if code := run(t.Context(), []string{"rollback", logs[0]}, env{stdin: strings.NewReader(""), stdout: &rbOut, stderr: &rbErr}); code != exitOK {
+		t.Fatalf("rollback: exit %d\n%s\n%s", code, rbOut.String(), rbErr.String())
+	}
+	for i := range 5 {
+		if data, _ := os.ReadFile(filepath.Join(work, fmt.Sprintf("f%d.txt", i))); string(data) != big {
+			t.Errorf("f%d.txt not restored", i)
+		}
+	}
+}
