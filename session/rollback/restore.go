@@ -69,13 +69,13 @@ func (j *Journal) Restore(opts ...RestoreOption) ([]FileReport, error) {
 // the child execs, and with it the lock of a store just closed.
 func lockPatiently(name string) (*os.File, error) {
 	for range 50 {
-		f, err := lockFile(name)
+		f, err := lockToRestore(name)
 		if !errors.Is(err, ErrBusy) {
 			return f, err
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return lockFile(name)
+	return lockToRestore(name)
 }
 
 // Plan reports what Restore would do to each path, newest snapshot first,
