@@ -4,12 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/session/rollback"
 )
@@ -198,12 +202,37 @@ func TestRestoreLeftovers(t *testing.T) {
 // that writes files until it is killed (see TestMain).
 const helperEnv = "REIN_ROLLBACK_TEST_SESSION"
 
+// restoreEnv names the variable that turns the test binary into a
+// rollback of the session whose store is in its value's directory (see
+// helperRestore).
+const restoreEnv = "REIN_ROLLBACK_TEST_RESTORE"
+
 func TestMain(m *testing.M) {
 	if dirs := os.Getenv(helperEnv); dirs != "" {
 		helperSession(dirs)
 		return
 	}
+	if state := os.Getenv(restoreEnv); state != "" {
+		helperRestore(state)
+		return
+	}
 	os.Exit(m.Run())
+}
+
+// helperRestore is `rein rollback` in a process of its own: it restores
+// the session in state and prints the reports; it exits 3 when the store
+// is busy (another rollback holds it), 2 on another error.
+func helperRestore(state string) {
+	reports, err := rollback.Restore(state, sessionID)
+	if errors.Is(err, rollback.ErrBusy) {
+		fmt.Println("busy")
+		os.Exit(3)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	fmt.Print(summary(reports))
 }
 
 // helperSession runs a session in WORK with its store in STATE (dirs is
@@ -323,5 +352,124 @@ func TestToolTempLeftovers(t *testing.T) {
 	}
 	if got := tree(t, e.work); got != before {
 		t.Errorf("after the restore:\n%s\nwant:\n%s", got, before)
+	}
+}
+
+// rollbackScene is a finished session over many files, with the user's
+// edits after it: what a rollback must restore, and what it must keep.
+type rollbackScene struct {
+	env
+	want string // the work directory after an exact rollback
+}
+
+func newRollbackScene(t *testing.T) rollbackScene {
+	t.Helper()
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("d%d/f%d.txt", i%3, i)] = strings.Repeat(fmt.Sprintf("original %d\n", i), 20000)
+	}
+	e := newEnv(t, files, nil)
+	s := e.open(t)
+	a := e.agent(t, s)
+	for i := range 30 {
+		a.write(fmt.Sprintf("d%d/f%d.txt", i%3, i), fmt.Sprintf("the agent's %d\n", i))
+		a.write(fmt.Sprintf("new%d/n%d.txt", i%2, i), "made by the agent")
+	}
+	must(t, s.Close())
+	// After the session the user edits two of the agent's files and fills
+	// one it created: those stay as the user left them.
+	user := map[string]string{"d0/f3.txt": "the user's edit", "d2/f29.txt": "the user's too", "new1/n7.txt": "the user's draft"}
+	writeTree(t, e.work, user)
+	want := map[string]string{}
+	maps.Copy(want, files)
+	maps.Copy(want, user)
+	w := newEnv(t, want, nil)
+	return rollbackScene{env: e, want: tree(t, w.work)}
+}
+
+// startRestore starts a rollback in its own process.
+func (sc rollbackScene) startRestore(t *testing.T) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), restoreEnv+"="+sc.state)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	must(t, cmd.Start())
+	return cmd, &out
+}
+
+// check restores in this process and checks that the work directory is
+// exactly as it should be: the originals back, the user's edits kept.
+func (sc rollbackScene) check(t *testing.T, what string) {
+	t.Helper()
+	for _, r := range sc.restore(t, nil) {
+		if r.Action == rollback.Failed {
+			t.Errorf("%s: failed %s: %s", what, r.Path, r.Err)
+		}
+	}
+	if got := tree(t, sc.work); got != sc.want {
+		t.Errorf("%s: the work directory is\n%s\nwant\n%s", what, got, sc.want)
+	}
+}
+
+// TestKilledRollback kills real rollback processes with SIGKILL at random
+// points, several times over the same store, and checks that a rollback
+// after them restores exactly what it should and keeps the user's edits.
+func TestKilledRollback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts rollbacks as processes")
+	}
+	t.Parallel()
+	// How long does a whole rollback take here?
+	sc := newRollbackScene(t)
+	start := time.Now()
+	cmd, out := sc.startRestore(t)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("a whole rollback: %v\n%s", err, out)
+	}
+	took := time.Since(start)
+	sc.check(t, "after a whole rollback")
+	rng := rand.New(rand.NewPCG(15, 1))
+	killed := 0
+	for round := range 4 {
+		sc := newRollbackScene(t)
+		for range 5 {
+			cmd, _ := sc.startRestore(t)
+			timer := time.AfterFunc(time.Duration(rng.Int64N(int64(took))), func() { _ = cmd.Process.Kill() })
+			if err := cmd.Wait(); err != nil {
+				killed++
+			}
+			timer.Stop()
+		}
+		sc.check(t, fmt.Sprintf("round %d: after 5 rollbacks killed at random", round))
+	}
+	t.Logf("%d of 20 rollbacks killed before they finished (a whole one takes %v); every rollback after them exact", killed, took)
+}
+
+// TestConcurrentRollbacks runs two rollbacks of one session at once, as two
+// processes: one restores, the other waits for it or is refused as busy;
+// neither fails a path, and the work directory ends exact.
+func TestConcurrentRollbacks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts rollbacks as processes")
+	}
+	t.Parallel()
+	for round := range 3 {
+		sc := newRollbackScene(t)
+		c1, o1 := sc.startRestore(t)
+		c2, o2 := sc.startRestore(t)
+		for i, c := range []*exec.Cmd{c1, c2} {
+			out := []*bytes.Buffer{o1, o2}[i]
+			if err := c.Wait(); err != nil && c.ProcessState.ExitCode() != 3 {
+				t.Fatalf("round %d: rollback %d: %v\n%s", round, i+1, err, out)
+			}
+			if strings.Contains(out.String(), "failed") {
+				t.Errorf("round %d: rollback %d failed a path:\n%s", round, i+1, out)
+			}
+			if !strings.Contains(out.String(), "kept d0/f3.txt: changed since the session wrote it") && out.String() != "busy\n" {
+				t.Errorf("round %d: rollback %d did not keep the user's edit:\n%s", round, i+1, out)
+			}
+		}
+		sc.check(t, fmt.Sprintf("round %d: after two rollbacks at once", round))
 	}
 }
