@@ -11,6 +11,11 @@
 // never changes a file whose earlier state is not saved, even if rein is
 // killed a moment later.
 //
+// After the tool ran, the loop calls Store.Settle, which records what the
+// call left at each path (its SHA-256, or nothing). Restore puts a path back
+// only while it still holds that: a file edited, filled or re-created after
+// the session is Kept, unless Force, which copies it into the store first.
+//
 // Restore undoes the session: newest snapshot first, each path gets its
 // first state back — files are written atomically (a temporary file renamed
 // over the path) and then read back and checked against the SHA-256 in the
