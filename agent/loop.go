@@ -242,7 +242,10 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	if t.Spec().Effect != tool.ReadOnly {
 		rec.Key = IdempotencyKey(r.l.cfg.Session, c.ID, c.Name, c.Args)
 	}
-	snaps, err := r.snapshot(t, c.Args)
+	if err := r.checkLinked(); err != nil {
+		return model.ToolResult{}, &errStop{StopError, err} // what follows could not be recorded
+	}
+	snaps, paths, err := r.snapshot(t, c.Args)
 	if err != nil {
 		res := model.ToolResult{CallID: c.ID, Name: c.Name, IsError: true,
 			Content: "Error: the files this call would change could not be saved for rollback, so it did not run: " + err.Error()}
@@ -259,6 +262,9 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	r.inflight = &audit.Record{Step: step, CallID: c.ID, Tool: c.Name, Key: rec.Key}
 	out, err := runTool(r.ctx, t, c.Args)
 	took := time.Since(began)
+	if st, ok := r.l.cfg.Snapshots.(settler); ok && len(paths) > 0 {
+		st.Settle(paths...)
+	}
 	if r.ctx.Err() == nil {
 		r.inflight = nil // it finished before any abort
 	}
@@ -295,25 +301,53 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 }
 
 // snapshot saves the files a call may change, when the tool names them and
-// the loop has a Snapshotter.
-func (r *run) snapshot(t tool.Tool, args json.RawMessage) ([]string, error) {
+// the loop has a Snapshotter, and returns the snapshot ids and the paths.
+func (r *run) snapshot(t tool.Tool, args json.RawMessage) (ids, paths []string, err error) {
 	ch, ok := t.(tool.Changer)
 	if !ok || r.l.cfg.Snapshots == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	paths, err := ch.Changes(args)
+	paths, err = ch.Changes(args)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	ids := make([]string, 0, len(paths))
+	ids = make([]string, 0, len(paths))
 	for _, p := range paths {
 		id, err := r.l.cfg.Snapshots.Snapshot(p)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+			return nil, nil, fmt.Errorf("%s: %w", p, err)
 		}
 		ids = append(ids, id)
 	}
-	return ids, nil
+	return ids, paths, nil
+}
+
+// settler is a Snapshotter that also records, after a call ran, what it
+// left at the paths saved for it, so that a rollback can tell the agent's
+// version from a later edit and keep the edit. It reports its own failures
+// (a path left unrecorded is restored with a copy kept).
+type settler interface {
+	Settle(paths ...string)
+}
+
+// linkChecker is an audit log or a snapshot store that can tell whether
+// its file is still where it was opened (not deleted, not replaced).
+type linkChecker interface {
+	CheckLinked() error
+}
+
+// checkLinked stops the run before an intent when the audit log or the
+// rollback journal is no longer linked where it was opened (the state
+// directory deleted, the log replaced): what rein wrote next would be lost.
+func (r *run) checkLinked() error {
+	for _, v := range []any{r.l.cfg.Audit, r.l.cfg.Snapshots} {
+		if c, ok := v.(linkChecker); ok {
+			if err := c.CheckLinked(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (r *run) finish(stop *errStop) Result {

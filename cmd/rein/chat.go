@@ -56,7 +56,7 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	return exitCode(stopCode(out.Stop))
+	return exitCode(outcomeCode(out))
 }
 
 // ask prompts "You: " on w and returns the user's next line that is not

@@ -13,7 +13,8 @@ import (
 type rollbackCmd struct {
 	Session  string `arg:"" help:"The session id, as in the name of its audit log (SESSION.jsonl); the log's path works too."`
 	StateDir string `placeholder:"DIR" help:"rein's state directory; the snapshots are in DIR/rollback (default $XDG_STATE_HOME/rein, else ~/.local/state/rein)."`
-	DryRun   bool   `help:"Show what would be restored or deleted, and change nothing."`
+	DryRun   bool   `help:"Show what would be restored, deleted or kept, and change nothing."`
+	Force    bool   `help:"Also restore the files that changed since the session left them (kept otherwise), after copying what is there into the store."`
 }
 
 // maxListed is how many known sessions an unknown-session error lists.
@@ -38,11 +39,15 @@ func (c *rollbackCmd) Run(e env) error {
 	if err != nil {
 		return err
 	}
+	var opts []rollback.RestoreOption
+	if c.Force {
+		opts = append(opts, rollback.Force())
+	}
 	var reports []rollback.FileReport
 	if c.DryRun {
-		reports, err = j.Plan()
+		reports, err = j.Plan(opts...)
 	} else {
-		reports, err = j.Restore()
+		reports, err = j.Restore(opts...)
 	}
 	for _, n := range j.Notes {
 		fmt.Fprintf(e.stderr, "rein: note: %s\n", n)
@@ -54,16 +59,32 @@ func (c *rollbackCmd) Run(e env) error {
 		fmt.Fprintf(e.stdout, "nothing to roll back: session %s changed no files\n", id)
 		return nil
 	}
-	failed := 0
+	failed, kept, forcible := 0, 0, 0
 	for _, r := range reports {
-		if r.Action == rollback.Failed {
+		switch r.Action {
+		case rollback.Failed:
 			failed++
+		case rollback.Kept:
+			kept++
+			if r.Forcible {
+				forcible++
+			}
 		}
 		fmt.Fprintln(e.stdout, reportLine(r, c.DryRun))
+	}
+	if kept > 0 {
+		fmt.Fprintf(e.stderr, "rein: %d path(s) kept: they changed since the session left them", kept)
+		if forcible > 0 {
+			fmt.Fprintf(e.stderr, "; rein rollback --force %s restores them, keeping a copy of what is there", id)
+		}
+		fmt.Fprintln(e.stderr)
 	}
 	if failed > 0 {
 		fmt.Fprintf(e.stderr, "rein: %d of %d path(s) could not be restored\n", failed, len(reports))
 		return exitCode(exitError)
+	}
+	if kept > 0 {
+		return exitCode(exitStopped) // held back by the guard that keeps later edits
 	}
 	return nil
 }
@@ -78,19 +99,36 @@ func (c *rollbackCmd) dir() (string, error) {
 
 // reportLine renders what happened to one path, or with dry what would.
 func reportLine(r rollback.FileReport, dry bool) string {
+	copied := ""
+	if r.Copy != "" {
+		verb := "is kept in"
+		if dry {
+			verb = "would be kept in"
+		}
+		copied = fmt.Sprintf(" (%s; what was there %s %s)", r.Reason, verb, r.Copy)
+	}
 	switch {
 	case r.Action == rollback.Failed:
 		return fmt.Sprintf("FAILED %s: %s", r.Path, r.Err)
 	case r.Action == rollback.Unchanged:
 		return "unchanged " + r.Path
+	case r.Action == rollback.Kept:
+		verb, hint := "kept", ""
+		if dry {
+			verb = "would keep"
+		}
+		if r.Forcible {
+			hint = " (rein rollback --force to overwrite)"
+		}
+		return fmt.Sprintf("%s %s: %s%s", verb, r.Path, r.Reason, hint)
 	case r.Action == rollback.Deleted && dry:
-		return fmt.Sprintf("would delete %s (created by the agent)", r.Path)
+		return fmt.Sprintf("would delete %s (created by the agent)%s", r.Path, copied)
 	case r.Action == rollback.Deleted:
-		return fmt.Sprintf("deleted %s (created by the agent)", r.Path)
+		return fmt.Sprintf("deleted %s (created by the agent)%s", r.Path, copied)
 	case dry:
-		return "would restore " + r.Path
+		return "would restore " + r.Path + copied
 	}
-	return "restored " + r.Path
+	return "restored " + r.Path + copied
 }
 
 // unknownSession says so, lists the sessions that have snapshots, and

@@ -114,7 +114,20 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 	if out.Stop == agent.StopAborted && len(out.Changed) > 0 && out.RollbackDir != "" {
 		offerRollback(e, p.lines, p.tty, out, c.RollbackOnAbort, c.JSON)
 	}
-	return exitCode(stopCode(out.Stop))
+	return exitCode(outcomeCode(out))
+}
+
+// outcomeCode is the exit status of a session: its stop's, except that a
+// session that ended done although changes could not be saved for
+// rollback (a full or read-only store) exits 1, as an error of rein's:
+// not a limit or a guard the user set (3), but a state directory that
+// must be fixed before the session's work can be trusted to undo.
+func outcomeCode(out *harness.Outcome) int {
+	code := stopCode(out.Stop)
+	if code == exitOK && out.Unsaved+out.Unsettled > 0 {
+		return exitError
+	}
+	return code
 }
 
 // prepare checks the flags and the environment and builds the session's
@@ -231,11 +244,12 @@ func offerRollback(e env, lines *approve.Lines, tty bool, out *harness.Outcome, 
 		return
 	}
 	for _, r := range reports {
-		if r.Err != "" {
+		switch {
+		case r.Err != "":
 			fmt.Fprintf(w, "rein: rollback: %s %s: %s\n", r.Action, r.Path, r.Err)
-			continue
-		}
-		if !quiet {
+		case r.Action == rollback.Kept || r.Copy != "":
+			fmt.Fprintf(w, "rein: rollback: %s\n", reportLine(r, false))
+		case !quiet:
 			fmt.Fprintf(w, "rein: rollback: %s %s\n", r.Action, r.Path)
 		}
 	}

@@ -96,6 +96,12 @@ func (t *tracer) summary(o *harness.Outcome) {
 			fmt.Fprintf(t.w, "undo with: rein rollback %s\n", o.Session)
 		}
 	}
+	if o.Unsaved > 0 {
+		fmt.Fprintf(t.w, "rollback: %d change(s) could not be saved for rollback and were refused: the store in %s could not be written (full or read-only?)\n", o.Unsaved, o.RollbackDir)
+	}
+	if o.Unsettled > 0 {
+		fmt.Fprintf(t.w, "rollback: %d change(s) ran, but what they left could not be recorded; rein rollback restores those files and keeps a copy of what is there\n", o.Unsettled)
+	}
 }
 
 func refusalText(by map[string]int) string {

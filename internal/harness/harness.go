@@ -131,6 +131,11 @@ type Outcome struct {
 	Expect      string
 	Session     string
 	Audit       string
+
+	// Unsaved counts the calls refused because the rollback store could
+	// not be written (full, read-only); Unsettled, the calls whose result
+	// the store could not record. Either makes `rein run` exit 1.
+	Unsaved, Unsettled int
 }
 
 // Final is the one JSON object printed at the end of a run with --json.
@@ -147,6 +152,10 @@ type Final struct {
 	Session  string         `json:"session"`
 	Audit    string         `json:"audit"`
 	Error    string         `json:"error,omitempty"`
+
+	// Unsaved is Outcome.Unsaved plus Outcome.Unsettled: changes refused
+	// or made unrecorded for want of a writable rollback store.
+	Unsaved int `json:"unsaved_changes,omitempty"`
 }
 
 // Final returns the outcome's final object.
@@ -158,6 +167,7 @@ func (o *Outcome) Final() Final {
 	if f.Refusals == nil {
 		f.Refusals = map[string]int{}
 	}
+	f.Unsaved = o.Unsaved + o.Unsettled
 	if o.Err != nil && o.Stop != agent.StopDone {
 		f.Error = o.Err.Error()
 	}
@@ -329,6 +339,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	}
 	out.Changed = snaps.changed()
 	out.RollbackDir = snaps.dir
+	out.Unsaved, out.Unsettled = snaps.counts()
 	return out, nil
 }
 

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/reinhq/rein/session/rollback"
@@ -15,6 +16,10 @@ type snapshots struct {
 	mu    sync.Mutex
 	paths []string
 	seen  map[string]bool
+	// refused counts the calls refused because the store could not be
+	// written (rollback.ErrStore: a full or read-only state dir);
+	// unsettled, the calls whose result could not be recorded.
+	refused, unsettled int
 }
 
 func openSnapshots(spec Spec, session, workdir string) (*snapshots, error) {
@@ -47,6 +52,11 @@ func (s *snapshots) Snapshot(rel string) (string, error) {
 	if s.store != nil {
 		var err error
 		if id, err = s.store.Snapshot(rel); err != nil {
+			if errors.Is(err, rollback.ErrStore) {
+				s.mu.Lock()
+				s.refused++
+				s.mu.Unlock()
+			}
 			return "", err
 		}
 	}
@@ -57,6 +67,35 @@ func (s *snapshots) Snapshot(rel string) (string, error) {
 	}
 	s.mu.Unlock()
 	return id, nil
+}
+
+// Settle records what a call left at paths (agent's settler); a failure
+// is counted for the summary: such a path is restored with a copy kept.
+func (s *snapshots) Settle(paths ...string) {
+	if s.store == nil {
+		return
+	}
+	if err := s.store.Settle(paths...); err != nil {
+		s.mu.Lock()
+		s.unsettled++
+		s.mu.Unlock()
+	}
+}
+
+// CheckLinked reports a store whose journal is no longer where it was
+// opened (agent's linkChecker).
+func (s *snapshots) CheckLinked() error {
+	if s.store == nil {
+		return nil
+	}
+	return s.store.CheckLinked()
+}
+
+// counts returns the refused and unsettled counts.
+func (s *snapshots) counts() (refused, unsettled int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused, s.unsettled
 }
 
 func (s *snapshots) changed() []string {

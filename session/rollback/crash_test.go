@@ -4,12 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/session/rollback"
 )
@@ -34,8 +38,11 @@ func TestTornJournalLine(t *testing.T) {
 	must(t, s.Close())
 	data, err := os.ReadFile(e.journal())
 	must(t, err)
-	lines := strings.SplitAfter(string(data), "\n")
-	first, last := lines[0], lines[1]
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("journal %q: want a's snapshot and left lines, then b's snapshot", data)
+	}
+	first, last := lines[0]+lines[1], lines[2]
 	tails := []string{"\x00\x00\x00\x00", "\x00"} // a zero-filled tail, as some file systems leave
 	for k := range len(last) - 1 {
 		tails = append(tails, last[:k])
@@ -55,8 +62,8 @@ func TestTornJournalLine(t *testing.T) {
 		if tail != "" {
 			wantNotes = 2
 		}
-		if len(j.Notes) != wantNotes || (tail != "" && !strings.Contains(j.Notes[0], "journal line 2 is incomplete")) {
-			t.Fatalf("journal cut to %q: notes %q; want one about line 2 and one about blob 000002", tail, j.Notes)
+		if len(j.Notes) != wantNotes || (tail != "" && !strings.Contains(j.Notes[0], "journal line 3 is incomplete")) {
+			t.Fatalf("journal cut to %q: notes %q; want one about line 3 and one about blob 000003", tail, j.Notes)
 		}
 		if got := tree(t, e.work); !strings.Contains(got, `a.txt file -rw-r--r-- "a"`) {
 			t.Errorf("journal cut to %q: %s", tail, got)
@@ -115,7 +122,7 @@ func TestDamagedStore(t *testing.T) {
 			must(t, err)
 			must(t, os.WriteFile(e.journal(), bytes.Replace(data, []byte(`"kind":"file"`), []byte(`"kind":"fi1e"`), 1), 0o600))
 		},
-		want: "failed journal.jsonl: journal line 1 is damaged (unknown kind \"fi1e\")\nrestored b.txt\n",
+		want: "failed journal.jsonl: journal line 1 is damaged (unknown kind \"fi1e\")\nfailed journal.jsonl: journal line 2 is damaged (a left line for \"a.txt\", which has no snapshot before it)\nrestored b.txt\n",
 	}, {
 		name: "a line that names a path outside",
 		damage: func(t *testing.T, e env) {
@@ -123,7 +130,7 @@ func TestDamagedStore(t *testing.T) {
 			must(t, err)
 			must(t, os.WriteFile(e.journal(), bytes.Replace(data, []byte(`"path":"a.txt"`), []byte(`"path":"../outside/a.txt"`), 1), 0o600))
 		},
-		want: "failed journal.jsonl: journal line 1 is damaged (not a relative path inside the work directory: \"../outside/a.txt\")\nrestored b.txt\n",
+		want: "failed journal.jsonl: journal line 1 is damaged (not a relative path inside the work directory: \"../outside/a.txt\")\nfailed journal.jsonl: journal line 2 is damaged (a left line for \"a.txt\", which has no snapshot before it)\nrestored b.txt\n",
 	}, {
 		name: "an empty line",
 		damage: func(t *testing.T, e env) {
@@ -195,12 +202,37 @@ func TestRestoreLeftovers(t *testing.T) {
 // that writes files until it is killed (see TestMain).
 const helperEnv = "REIN_ROLLBACK_TEST_SESSION"
 
+// restoreEnv names the variable that turns the test binary into a
+// rollback of the session whose store is in its value's directory (see
+// helperRestore).
+const restoreEnv = "REIN_ROLLBACK_TEST_RESTORE"
+
 func TestMain(m *testing.M) {
 	if dirs := os.Getenv(helperEnv); dirs != "" {
 		helperSession(dirs)
 		return
 	}
+	if state := os.Getenv(restoreEnv); state != "" {
+		helperRestore(state)
+		return
+	}
 	os.Exit(m.Run())
+}
+
+// helperRestore is `rein rollback` in a process of its own: it restores
+// the session in state and prints the reports; it exits 3 when the store
+// is busy (another rollback holds it), 2 on another error.
+func helperRestore(state string) {
+	reports, err := rollback.Restore(state, sessionID)
+	if errors.Is(err, rollback.ErrBusy) {
+		fmt.Println("busy")
+		os.Exit(3)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	fmt.Print(summary(reports))
 }
 
 // helperSession runs a session in WORK with its store in STATE (dirs is
@@ -284,5 +316,160 @@ func TestKilledSession(t *testing.T) {
 				t.Errorf("after a kill after %d calls and a restore:\n%s\nwant\n%s", k, got, before)
 			}
 		})
+	}
+}
+
+// TestToolTempLeftovers: the temporary files rein's file tools leave when
+// killed mid-write (".rein-" + 16 base32 characters + ".tmp") are removed
+// from the touched directories, and nothing else is: a user's file that
+// only looks like one survives.
+func TestToolTempLeftovers(t *testing.T) {
+	t.Parallel()
+	users := []string{
+		"ABCDEFGHIJKLMNOP.tmp",        // 16 base32 characters, no prefix
+		"xrein-ABCDEFGHIJKLMNOP.tmp",  // another prefix
+		".rein-abcdefghijklmnop.tmp",  // not base32 as the tools write it
+		".rein-ABCDEFGHIJKLMNO.tmp",   // 15
+		".rein-ABCDEFGHIJKLMNOPQ.tmp", // 17
+		".rein-ABCDEFGHIJKLMNOP.tmpx", // another suffix
+		".rein-ABCDEFGHIJKLMN01.tmp",  // 0 and 1 are not base32
+	}
+	files := map[string]string{"d/a.txt": "a"}
+	for _, n := range users {
+		files["d/"+n] = "the user's " + n
+	}
+	e := newEnv(t, files, nil)
+	before := tree(t, e.work)
+	s := e.open(t)
+	e.agent(t, s).write("d/a.txt", "changed")
+	tools := []string{".rein-ABCDEFGHIJKLMNOP.tmp", ".rein-234567QRSTUVWXYZ.tmp"}
+	for _, n := range tools {
+		writeTree(t, e.work, map[string]string{"d/" + n: "half a writ"})
+	}
+	got := summary(e.restore(t, s))
+	if want := "deleted d/" + tools[0] + "\ndeleted d/" + tools[1] + "\nrestored d/a.txt\n"; got != want {
+		t.Errorf("restore reports:\n%s\nwant:\n%s", got, want)
+	}
+	if got := tree(t, e.work); got != before {
+		t.Errorf("after the restore:\n%s\nwant:\n%s", got, before)
+	}
+}
+
+// rollbackScene is a finished session over many files, with the user's
+// edits after it: what a rollback must restore, and what it must keep.
+type rollbackScene struct {
+	env
+	want string // the work directory after an exact rollback
+}
+
+func newRollbackScene(t *testing.T) rollbackScene {
+	t.Helper()
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("d%d/f%d.txt", i%3, i)] = strings.Repeat(fmt.Sprintf("original %d\n", i), 20000)
+	}
+	e := newEnv(t, files, nil)
+	s := e.open(t)
+	a := e.agent(t, s)
+	for i := range 30 {
+		a.write(fmt.Sprintf("d%d/f%d.txt", i%3, i), fmt.Sprintf("the agent's %d\n", i))
+		a.write(fmt.Sprintf("new%d/n%d.txt", i%2, i), "made by the agent")
+	}
+	must(t, s.Close())
+	// After the session the user edits two of the agent's files and fills
+	// one it created: those stay as the user left them.
+	user := map[string]string{"d0/f3.txt": "the user's edit", "d2/f29.txt": "the user's too", "new1/n7.txt": "the user's draft"}
+	writeTree(t, e.work, user)
+	want := map[string]string{}
+	maps.Copy(want, files)
+	maps.Copy(want, user)
+	w := newEnv(t, want, nil)
+	return rollbackScene{env: e, want: tree(t, w.work)}
+}
+
+// startRestore starts a rollback in its own process.
+func (sc rollbackScene) startRestore(t *testing.T) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), restoreEnv+"="+sc.state)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	must(t, cmd.Start())
+	return cmd, &out
+}
+
+// check restores in this process and checks that the work directory is
+// exactly as it should be: the originals back, the user's edits kept.
+func (sc rollbackScene) check(t *testing.T, what string) {
+	t.Helper()
+	for _, r := range sc.restore(t, nil) {
+		if r.Action == rollback.Failed {
+			t.Errorf("%s: failed %s: %s", what, r.Path, r.Err)
+		}
+	}
+	if got := tree(t, sc.work); got != sc.want {
+		t.Errorf("%s: the work directory is\n%s\nwant\n%s", what, got, sc.want)
+	}
+}
+
+// TestKilledRollback kills real rollback processes with SIGKILL at random
+// points, several times over the same store, and checks that a rollback
+// after them restores exactly what it should and keeps the user's edits.
+func TestKilledRollback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts rollbacks as processes")
+	}
+	t.Parallel()
+	// How long does a whole rollback take here?
+	sc := newRollbackScene(t)
+	start := time.Now()
+	cmd, out := sc.startRestore(t)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("a whole rollback: %v\n%s", err, out)
+	}
+	took := time.Since(start)
+	sc.check(t, "after a whole rollback")
+	rng := rand.New(rand.NewPCG(15, 1))
+	killed := 0
+	for round := range 4 {
+		sc := newRollbackScene(t)
+		for range 5 {
+			cmd, _ := sc.startRestore(t)
+			timer := time.AfterFunc(time.Duration(rng.Int64N(int64(took))), func() { _ = cmd.Process.Kill() })
+			if err := cmd.Wait(); err != nil {
+				killed++
+			}
+			timer.Stop()
+		}
+		sc.check(t, fmt.Sprintf("round %d: after 5 rollbacks killed at random", round))
+	}
+	t.Logf("%d of 20 rollbacks killed before they finished (a whole one takes %v); every rollback after them exact", killed, took)
+}
+
+// TestConcurrentRollbacks runs two rollbacks of one session at once, as two
+// processes: one restores, the other waits for it or is refused as busy;
+// neither fails a path, and the work directory ends exact.
+func TestConcurrentRollbacks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts rollbacks as processes")
+	}
+	t.Parallel()
+	for round := range 3 {
+		sc := newRollbackScene(t)
+		c1, o1 := sc.startRestore(t)
+		c2, o2 := sc.startRestore(t)
+		for i, c := range []*exec.Cmd{c1, c2} {
+			out := []*bytes.Buffer{o1, o2}[i]
+			if err := c.Wait(); err != nil && c.ProcessState.ExitCode() != 3 {
+				t.Fatalf("round %d: rollback %d: %v\n%s", round, i+1, err, out)
+			}
+			if strings.Contains(out.String(), "failed") {
+				t.Errorf("round %d: rollback %d failed a path:\n%s", round, i+1, out)
+			}
+			if !strings.Contains(out.String(), "kept d0/f3.txt: changed since the session wrote it") && out.String() != "busy\n" {
+				t.Errorf("round %d: rollback %d did not keep the user's edit:\n%s", round, i+1, out)
+			}
+		}
+		sc.check(t, fmt.Sprintf("round %d: after two rollbacks at once", round))
 	}
 }

@@ -19,16 +19,18 @@ func FuzzJournal(f *testing.F) {
 	f.Add([]byte(`{"seq":1,"path":"/etc/passwd","kind":"file","mode":"0644","size":0,"sha256":""}` + "\n"))
 	f.Add([]byte(`{"seq":1,"path":"a","kind":"absent","dirs":["b"]}` + "\n" + `{"seq":1,"path":"a","kind":"absent"}` + "\n"))
 	f.Add([]byte(`{"seq":1,"path":"a","kind":"file","mode":"99999","size":-1}` + "\n\n\x00\x00"))
+	f.Add([]byte(`{"seq":1,"path":"a","kind":"absent"}` + "\n" + `{"seq":2,"path":"a","kind":"left","left":{"kind":"file","size":1,"sha256":"ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"}}` + "\n" + `{"seq":3,"path":"a","kind":"changing"}` + "\n" + `{"seq":4,"path":"b","kind":"left","left":{"kind":"absent"}}` + "\n"))
 	f.Add([]byte(`{"seq":1,"path":"a","kind":"symlink","target":"x","seq":2}` + "\n" + `[]` + "\n" + `{"seq":18446744073709551615,"path":"b","kind":"absent"} {}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		entries, notes, damaged := parseJournal(data)
+		p := parseJournal(data)
+		entries, notes, damaged := p.entries, p.notes, p.damaged
 		lines := bytes.Count(data, []byte("\n"))
 		incomplete := 0
 		if len(data) > 0 && data[len(data)-1] != '\n' {
 			incomplete = 1
 		}
-		if len(entries)+len(damaged) != lines || len(notes) != incomplete {
-			t.Fatalf("%d lines (+%d cut): %d entries, %d damaged, %d notes", lines, incomplete, len(entries), len(damaged), len(notes))
+		if len(entries)+p.marks+len(damaged) != lines || len(notes) != incomplete {
+			t.Fatalf("%d lines (+%d cut): %d entries, %d marks, %d damaged, %d notes", lines, incomplete, len(entries), p.marks, len(damaged), len(notes))
 		}
 		var last uint64
 		seen := map[string]bool{}
@@ -50,7 +52,8 @@ func FuzzJournal(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, _, bad := parseJournal(append(line, '\n'))
+			q := parseJournal(append(line, '\n'))
+			again, bad := q.entries, q.damaged
 			if len(bad) != 0 || len(again) != 1 {
 				t.Fatalf("accepted %+v, but not its own encoding %s: %q", e, line, bad)
 			}

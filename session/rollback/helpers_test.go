@@ -84,8 +84,9 @@ func (e env) agent(t testing.TB, s *rollback.Store) *agent {
 	return a
 }
 
-// call runs one tool call and returns the snapshot ids it took. A tool
-// error fails the test unless the name ends in "?".
+// call runs one tool call and returns the snapshot ids it took, then
+// records what it left (Settle). A tool error fails the test unless the
+// name ends in "?".
 func (a *agent) call(name string, args map[string]any) []string {
 	a.t.Helper()
 	mayFail := strings.HasSuffix(name, "?")
@@ -107,8 +108,12 @@ func (a *agent) call(name string, args map[string]any) []string {
 		}
 		ids = append(ids, id)
 	}
-	if _, err := tl.Run(a.t.Context(), raw); err != nil && !mayFail {
-		a.t.Fatalf("%s%s: %v", name, raw, err)
+	_, runErr := tl.Run(a.t.Context(), raw)
+	if err := a.store.Settle(paths...); err != nil {
+		a.t.Fatalf("%s%s: Settle: %v", name, raw, err)
+	}
+	if runErr != nil && !mayFail {
+		a.t.Fatalf("%s%s: %v", name, raw, runErr)
 	}
 	return ids
 }
@@ -167,20 +172,26 @@ func summary(reports []rollback.FileReport) string {
 		if r.Err != "" {
 			fmt.Fprintf(&b, ": %s", r.Err)
 		}
+		if r.Action == rollback.Kept {
+			fmt.Fprintf(&b, ": %s", r.Reason)
+		}
+		if r.Copy != "" {
+			b.WriteString(" (copied aside)")
+		}
 		b.WriteByte('\n')
 	}
 	return b.String()
 }
 
 // restore closes s and restores the session, failing the test on an error.
-func (e env) restore(t testing.TB, s *rollback.Store) []rollback.FileReport {
+func (e env) restore(t testing.TB, s *rollback.Store, opts ...rollback.RestoreOption) []rollback.FileReport {
 	t.Helper()
 	if s != nil {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	reports, err := rollback.Restore(e.state, sessionID)
+	reports, err := rollback.Restore(e.state, sessionID, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,10 @@ type Journal struct {
 	Session string
 	Workdir string // absolute
 	Created time.Time
+	// Version is the store's manifest version; a version 1 store does not
+	// record what the agent left, so its paths are restored only with
+	// Force.
+	Version int
 	// Entries are the journal's valid lines, oldest first; each path once.
 	Entries []Entry
 	// Notes are what rein left unfinished when it stopped, harmless to a
@@ -52,12 +56,13 @@ func Load(dir, sessionID string) (*Journal, error) {
 	if m.Session != sessionID {
 		return nil, fmt.Errorf("rollback: %s: the manifest names session %q", sdir, m.Session)
 	}
-	j := &Journal{Dir: sdir, Session: sessionID, Workdir: m.Workdir, Created: m.Created}
+	j := &Journal{Dir: sdir, Session: sessionID, Workdir: m.Workdir, Created: m.Created, Version: m.Version}
 	data, err := os.ReadFile(filepath.Join(sdir, journalName))
 	if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return nil, fmt.Errorf("rollback: %s: %w", sessionID, err)
 	}
-	j.Entries, j.Notes, j.Damaged = parseJournal(data)
+	p := parseJournal(data)
+	j.Entries, j.Notes, j.Damaged = p.entries, p.notes, p.damaged
 	j.Notes = append(j.Notes, orphans(filepath.Join(sdir, blobsName), j.Entries)...)
 	return j, nil
 }
@@ -73,8 +78,8 @@ func readManifest(sdir string) (manifest, error) {
 		return m, fmt.Errorf("manifest: %w", err)
 	}
 	switch {
-	case m.Version != manifestVersion:
-		return m, fmt.Errorf("manifest: version %d; this rein reads version %d", m.Version, manifestVersion)
+	case m.Version != manifestVersion && m.Version != oldVersion:
+		return m, fmt.Errorf("manifest: version %d; this rein reads versions %d and %d", m.Version, oldVersion, manifestVersion)
 	case !filepath.IsAbs(m.Workdir) || filepath.Clean(m.Workdir) != m.Workdir || strings.IndexByte(m.Workdir, 0) >= 0:
 		return m, fmt.Errorf("manifest: work directory %q is not a clean absolute path", m.Workdir)
 	}
@@ -84,79 +89,140 @@ func readManifest(sdir string) (manifest, error) {
 // maxSize bounds the size a journal entry may claim.
 const maxSize = 1 << 40
 
-// parseJournal reads journal lines: the valid entries, notes on a last line
-// cut short, and complaints about damaged lines. It never fails as a whole:
-// a bad line spoils only itself.
-func parseJournal(data []byte) (entries []Entry, notes, damaged []string) {
-	var last uint64
-	paths := map[string]bool{}
+// parsed is a journal as read: its snapshot entries (with what the later
+// lines say each call left), notes on a last line cut short, complaints
+// about damaged lines, how many lines were marks (changing, left), and the
+// highest seq.
+type parsed struct {
+	entries        []Entry
+	notes, damaged []string
+	marks          int
+	last           uint64
+}
+
+// line is one journal line: a snapshot (an Entry), or a mark on a path
+// saved before it: kindChanging, or kindLeft with Left.
+type line struct {
+	Entry
+	Left *State `json:"left,omitempty"`
+}
+
+// parseJournal reads journal lines. It never fails as a whole: a bad line
+// spoils only itself.
+func parseJournal(data []byte) parsed {
+	var p parsed
+	index := map[string]int{} // path → its entry
 	for n := 1; len(data) > 0; n++ {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
-			notes = append(notes, fmt.Sprintf("journal line %d is incomplete (%d bytes, no newline): rein stopped while saving a file, before the change it was saved for; ignored", n, len(data)))
+			p.notes = append(p.notes, fmt.Sprintf("journal line %d is incomplete (%d bytes, no newline): rein stopped while writing it, before the change it was written for; ignored", n, len(data)))
 			break
 		}
-		line := data[:i]
+		text := data[:i]
 		data = data[i+1:]
-		e, err := parseEntry(line)
+		l, err := parseLine(text)
+		k, known := index[l.Path]
 		switch {
 		case err != nil:
-		case e.Seq <= last:
-			err = fmt.Errorf("snapshot %d comes after %d", e.Seq, last)
-		case paths[e.Path]:
-			err = fmt.Errorf("a second snapshot of %q", e.Path)
+		case l.Seq <= p.last:
+			err = fmt.Errorf("line %d comes after %d", l.Seq, p.last)
+		case l.Kind.mark() && !known:
+			err = fmt.Errorf("a %s line for %q, which has no snapshot before it", l.Kind, l.Path)
+		case !l.Kind.mark() && known:
+			err = fmt.Errorf("a second snapshot of %q", l.Path)
 		}
 		if err != nil {
-			damaged = append(damaged, fmt.Sprintf("journal line %d is damaged (%v)", n, err))
+			p.damaged = append(p.damaged, fmt.Sprintf("journal line %d is damaged (%v)", n, err))
 			continue
 		}
-		last, paths[e.Path] = e.Seq, true
-		entries = append(entries, e)
+		p.last = l.Seq
+		switch l.Kind {
+		case kindChanging:
+			p.entries[k].Changing = true
+			p.marks++
+		case kindLeft:
+			p.entries[k].Left, p.entries[k].Changing = l.Left, false
+			p.marks++
+		default:
+			e := l.Entry
+			e.Changing = true // until a line says what its call left
+			index[e.Path] = len(p.entries)
+			p.entries = append(p.entries, e)
+		}
 	}
-	return entries, notes, damaged
+	return p
 }
 
-// parseEntry decodes and checks one journal line.
-func parseEntry(line []byte) (Entry, error) {
-	var e Entry
-	if err := decodeStrict(line, &e); err != nil {
-		return e, err
+// mark reports whether a line of kind k marks a saved path rather than
+// saving one.
+func (k Kind) mark() bool { return k == kindChanging || k == kindLeft }
+
+// parseLine decodes and checks one journal line.
+func parseLine(text []byte) (line, error) {
+	var l line
+	if err := decodeStrict(text, &l); err != nil {
+		return l, err
 	}
-	if e.Seq == 0 {
-		return e, errors.New("no seq")
+	if l.Seq == 0 {
+		return l, errors.New("no seq")
 	}
-	if err := checkRel(e.Path); err != nil {
-		return e, err
+	if err := checkRel(l.Path); err != nil {
+		return l, err
 	}
+	if l.Kind.mark() {
+		e := l.Entry
+		if e.Mode != 0 || e.Size != 0 || e.SHA256 != "" || e.Target != "" || e.Dirs != nil || e.Via != "" {
+			return l, fmt.Errorf("a %s line has a seq, a path and nothing else", l.Kind)
+		}
+		switch {
+		case l.Kind == kindChanging && l.Left != nil:
+			return l, errors.New("a changing line says nothing was left")
+		case l.Kind == kindLeft && l.Left == nil:
+			return l, errors.New("a left line needs what was left")
+		case l.Kind == kindLeft:
+			if err := l.Left.check(); err != nil {
+				return l, err
+			}
+		}
+		return l, nil
+	}
+	if l.Left != nil {
+		return l, errors.New("a snapshot line says nothing was left")
+	}
+	return l, checkEntry(l.Entry)
+}
+
+// checkEntry checks a snapshot line.
+func checkEntry(e Entry) error {
 	if e.Via != "" {
 		if err := checkRel(e.Via); err != nil {
-			return e, fmt.Errorf("via: %w", err)
+			return fmt.Errorf("via: %w", err)
 		}
 	}
 	switch e.Kind {
 	case KindFile:
 		if e.Size < 0 || e.Size > maxSize || !isSHA256(e.SHA256) || e.Target != "" || e.Dirs != nil {
-			return e, errors.New("a file entry needs a size and a SHA-256, and nothing else")
+			return errors.New("a file entry needs a size and a SHA-256, and nothing else")
 		}
 	case KindSymlink:
 		if e.Target == "" || strings.IndexByte(e.Target, 0) >= 0 || e.Mode != 0 || e.Size != 0 || e.SHA256 != "" || e.Dirs != nil {
-			return e, errors.New("a symlink entry needs a target, and nothing else")
+			return errors.New("a symlink entry needs a target, and nothing else")
 		}
 	case KindAbsent:
 		if e.Mode != 0 || e.Size != 0 || e.SHA256 != "" || e.Target != "" {
-			return e, errors.New("an absent entry has no content")
+			return errors.New("an absent entry has no content")
 		}
 		above := e.Path
 		for _, d := range e.Dirs {
 			if checkRel(d) != nil || d != filepath.Dir(above) {
-				return e, fmt.Errorf("%q is not the directory above %q", d, above)
+				return fmt.Errorf("%q is not the directory above %q", d, above)
 			}
 			above = d
 		}
 	default:
-		return e, fmt.Errorf("unknown kind %q", e.Kind)
+		return fmt.Errorf("unknown kind %q", e.Kind)
 	}
-	return e, nil
+	return nil
 }
 
 // decodeStrict decodes exactly one JSON value into v, refusing unknown fields.
@@ -187,6 +253,15 @@ func isSHA256(s string) bool {
 // orphans notes the blobs no entry names: saved by a Snapshot that did not
 // get as far as its journal line.
 func orphans(blobs string, entries []Entry) []string {
+	var notes []string
+	for _, n := range orphanBlobs(blobs, entries) {
+		notes = append(notes, fmt.Sprintf("blob %s is not in the journal: rein stopped while saving a file, before the change it was saved for; ignored", n))
+	}
+	return notes
+}
+
+// orphanBlobs lists the names in blobs that no file entry names.
+func orphanBlobs(blobs string, entries []Entry) []string {
 	names, err := os.ReadDir(blobs)
 	if err != nil {
 		return nil
@@ -197,13 +272,13 @@ func orphans(blobs string, entries []Entry) []string {
 			ids[e.ID()] = true
 		}
 	}
-	var notes []string
+	var out []string
 	for _, n := range names {
 		if !ids[n.Name()] {
-			notes = append(notes, fmt.Sprintf("blob %s is not in the journal: rein stopped while saving a file, before the change it was saved for; ignored", n.Name()))
+			out = append(out, n.Name())
 		}
 	}
-	return notes
+	return out
 }
 
 // Sessions lists the sessions with a store in dir, most recent first. A

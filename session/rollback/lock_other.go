@@ -3,6 +3,7 @@
 package rollback
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
@@ -15,4 +16,14 @@ func lockFile(name string) (*os.File, error) {
 		return nil, fmt.Errorf("lock the session store: %w", err)
 	}
 	return f, nil
+}
+
+// lockToRestore is lockFile, or the lock file opened read-only when the
+// store cannot be written.
+func lockToRestore(name string) (*os.File, error) {
+	f, err := lockFile(name)
+	if err == nil || !errors.Is(err, os.ErrPermission) {
+		return f, err
+	}
+	return os.Open(name)
 }

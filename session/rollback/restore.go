@@ -16,13 +16,21 @@ import (
 
 // Restore puts back the first state of every path the session saved, newest
 // snapshot first, and reports on each. See (*Journal).Restore.
-func Restore(dir, sessionID string) ([]FileReport, error) {
+func Restore(dir, sessionID string, opts ...RestoreOption) ([]FileReport, error) {
 	j, err := Load(dir, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	return j.Restore()
+	return j.Restore(opts...)
 }
+
+// RestoreOption changes what Restore and Plan do.
+type RestoreOption func(*restorer)
+
+// Force restores (or deletes) the paths that changed since the session
+// left them too, instead of keeping them; what is there is first copied
+// into the store's replaced/ directory, and each report's Copy says where.
+func Force() RestoreOption { return func(r *restorer) { r.force = true } }
 
 // Restore puts back the first state of every path in the journal, newest
 // snapshot first, and reports on each path (and each damaged journal line,
@@ -39,7 +47,7 @@ func Restore(dir, sessionID string) ([]FileReport, error) {
 //
 // The error is for a restore that could not start: the lock, the store,
 // the work directory. What happened to each path is in the reports.
-func (j *Journal) Restore() ([]FileReport, error) {
+func (j *Journal) Restore(opts ...RestoreOption) ([]FileReport, error) {
 	lock, err := lockPatiently(filepath.Join(j.Dir, lockName))
 	if errors.Is(err, ErrBusy) {
 		return nil, fmt.Errorf("%w: session %s is still running, or being rolled back; wait for it to end", ErrBusy, j.Session)
@@ -53,7 +61,7 @@ func (j *Journal) Restore() ([]FileReport, error) {
 		return nil, err
 	}
 	*j = *fresh
-	return j.run(false)
+	return j.run(false, opts)
 }
 
 // lockPatiently takes the session's lock, trying for a moment when it is
@@ -61,23 +69,23 @@ func (j *Journal) Restore() ([]FileReport, error) {
 // the child execs, and with it the lock of a store just closed.
 func lockPatiently(name string) (*os.File, error) {
 	for range 50 {
-		f, err := lockFile(name)
+		f, err := lockToRestore(name)
 		if !errors.Is(err, ErrBusy) {
 			return f, err
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return lockFile(name)
+	return lockToRestore(name)
 }
 
 // Plan reports what Restore would do to each path, newest snapshot first,
 // and changes nothing: Restored and Deleted mean it would restore or delete.
 // A snapshot whose blob is missing or damaged is Failed.
-func (j *Journal) Plan() ([]FileReport, error) {
-	return j.run(true)
+func (j *Journal) Plan(opts ...RestoreOption) ([]FileReport, error) {
+	return j.run(true, opts)
 }
 
-func (j *Journal) run(dry bool) ([]FileReport, error) {
+func (j *Journal) run(dry bool, opts []RestoreOption) ([]FileReport, error) {
 	reports := make([]FileReport, 0, len(j.Damaged)+len(j.Entries))
 	for _, d := range j.Damaged {
 		reports = append(reports, FileReport{Path: journalName, Action: Failed, Err: d})
@@ -90,36 +98,221 @@ func (j *Journal) run(dry bool) ([]FileReport, error) {
 		return nil, fmt.Errorf("rollback: the work directory of session %s: %w", j.Session, err)
 	}
 	defer root.Close()
-	r := restorer{root: root, blobs: filepath.Join(j.Dir, blobsName), session: j.Session, dry: dry}
+	r := restorer{root: root, blobs: filepath.Join(j.Dir, blobsName), session: j.Session, dry: dry, old: j.Version == oldVersion,
+		replaced: filepath.Join(j.Dir, replacedName, time.Now().UTC().Format("20060102T150405.000000000Z"))}
+	for _, o := range opts {
+		o(&r)
+	}
 	// Strays first: a directory to be removed must be empty.
 	reports = append(reports, r.strays(j.Entries)...)
 	for i := len(j.Entries) - 1; i >= 0; i-- {
-		e := j.Entries[i]
-		var err error
-		var action string
-		switch e.Kind {
-		case KindFile:
-			action, err = r.file(e)
-		case KindSymlink:
-			action, err = r.symlink(e)
-		case KindAbsent:
-			action, err = r.absent(e)
-		}
-		rep := FileReport{Path: e.Path, Action: action}
-		if err != nil {
-			rep.Action, rep.Err = Failed, err.Error()
-		}
-		reports = append(reports, rep)
+		reports = append(reports, r.entry(j.Entries[i]))
 	}
 	return reports, nil
 }
 
 // restorer restores entries under one work directory.
 type restorer struct {
-	root    *os.Root
-	blobs   string
-	session string
-	dry     bool
+	root     *os.Root
+	blobs    string
+	session  string
+	dry      bool
+	force    bool   // restore what changed since the session too, after copying it
+	old      bool   // a version 1 store: what the agent left is not recorded
+	replaced string // where this restore copies what it overwrites
+}
+
+// Why a path is kept, or copied before it is restored.
+const (
+	whyChanged = "changed since the session wrote it"
+	whyOld     = "rein cannot tell whether it changed since the session: an older rein saved it without recording what the agent left"
+	whyStopped = "rein stopped while the agent was changing it, so what is there may be the agent's unfinished change or a later edit"
+	whyDir     = "it is a directory now; rein does not remove or replace directories"
+	whyNoCopy  = "what is there could not be copied aside first, so it was left alone"
+)
+
+// entry restores one path, or keeps it when what is there is not what
+// the session left: an edit made after the session survives a rollback.
+func (r restorer) entry(e Entry) FileReport {
+	rep := FileReport{Path: e.Path}
+	fail := func(err error) FileReport {
+		rep.Action, rep.Err = Failed, err.Error()
+		return rep
+	}
+	first, err := r.inFirstState(e)
+	if err != nil {
+		return fail(explain(err))
+	}
+	if first {
+		if e.Kind == KindAbsent && !r.dry {
+			r.removeDirs(e.Dirs)
+		}
+		rep.Action = Unchanged
+		return rep
+	}
+	cur, err := r.root.Lstat(e.Path)
+	switch {
+	case gone(err):
+		// Nothing there: restoring it loses nothing.
+		return r.put(e, rep)
+	case err != nil:
+		return fail(explain(err))
+	case cur.IsDir():
+		rep.Action, rep.Reason = Kept, whyDir
+		return rep
+	}
+	left, err := r.holds(e.Path, e.Left)
+	if err != nil {
+		return fail(explain(err))
+	}
+	switch {
+	case left:
+		return r.put(e, rep) // what the session left: the agent's work, undone
+	case r.old && e.Left == nil:
+		rep.Reason = whyOld
+	case e.Changing:
+		// rein was stopped in the middle of a call (a kill, a crash): what
+		// is there is most likely the agent's, so it is restored, but a
+		// copy is kept in case someone edited it since.
+		rep.Reason = whyStopped
+		return r.copyAndPut(e, rep)
+	default:
+		rep.Reason = whyChanged
+	}
+	if !r.force {
+		rep.Action, rep.Forcible = Kept, true
+		return rep
+	}
+	return r.copyAndPut(e, rep)
+}
+
+// copyAndPut copies what is at e.Path into the store, then restores it.
+func (r restorer) copyAndPut(e Entry, rep FileReport) FileReport {
+	dst := filepath.Join(r.replaced, e.Path)
+	rep.Copy = dst
+	if !r.dry {
+		if err := r.copyAside(e.Path, dst); err != nil {
+			rep.Action, rep.Copy = Kept, ""
+			rep.Reason = fmt.Sprintf("%s (%s): %v", whyNoCopy, rep.Reason, err)
+			return rep
+		}
+	}
+	return r.put(e, rep)
+}
+
+// put writes e's first state back.
+func (r restorer) put(e Entry, rep FileReport) FileReport {
+	var err error
+	switch e.Kind {
+	case KindFile:
+		rep.Action, err = r.file(e)
+	case KindSymlink:
+		rep.Action, err = r.symlink(e)
+	case KindAbsent:
+		rep.Action, err = r.absent(e)
+	}
+	if err != nil {
+		rep.Action, rep.Err = Failed, err.Error()
+	}
+	return rep
+}
+
+// inFirstState reports whether e.Path holds what it held before the
+// session: the same bytes and mode, the same link, or nothing.
+func (r restorer) inFirstState(e Entry) (bool, error) {
+	cur, err := r.root.Lstat(e.Path)
+	switch {
+	case gone(err):
+		return e.Kind == KindAbsent, nil
+	case err != nil:
+		return false, err
+	}
+	switch e.Kind {
+	case KindFile:
+		if !cur.Mode().IsRegular() || cur.Size() != e.Size || modeOf(cur.Mode()) != e.Mode {
+			return false, nil
+		}
+		sum, err := hashIn(r.root, e.Path, e.Size)
+		return err == nil && sum == e.SHA256, err
+	case KindSymlink:
+		if cur.Mode()&iofs.ModeSymlink == 0 {
+			return false, nil
+		}
+		t, err := r.root.Readlink(e.Path)
+		return err == nil && t == e.Target, err
+	}
+	return false, nil
+}
+
+// holds reports whether rel holds what st says (false for no st): the
+// same kind, and the same bytes or link target.
+func (r restorer) holds(rel string, st *State) (bool, error) {
+	if st == nil {
+		return false, nil
+	}
+	cur, err := r.root.Lstat(rel)
+	switch {
+	case gone(err):
+		return st.Kind == KindAbsent, nil
+	case err != nil:
+		return false, err
+	case cur.Mode()&iofs.ModeSymlink != 0:
+		if st.Kind != KindSymlink {
+			return false, nil
+		}
+		t, err := r.root.Readlink(rel)
+		return err == nil && t == st.Target, err
+	case !cur.Mode().IsRegular() || st.Kind != KindFile || cur.Size() != st.Size:
+		return false, nil
+	}
+	sum, err := hashIn(r.root, rel, st.Size)
+	return err == nil && sum == st.SHA256, err
+}
+
+// copyAside copies what is at rel (a regular file or a link) to dst, in
+// the store, synced, before a restore overwrites or deletes it.
+func (r restorer) copyAside(rel, dst string) error {
+	info, err := r.root.Lstat(rel)
+	if err != nil {
+		return explain(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	if info.Mode()&iofs.ModeSymlink != 0 {
+		target, err := r.root.Readlink(rel)
+		if err != nil {
+			return explain(err)
+		}
+		if err := os.Symlink(target, dst); err != nil {
+			return err
+		}
+		return syncDir(filepath.Dir(dst))
+	}
+	src, err := r.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return explain(err)
+	}
+	defer src.Close()
+	if fi, err := src.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return errors.New("it is not a regular file")
+	}
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, src)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+		return err
+	}
+	return syncDir(filepath.Dir(dst))
 }
 
 // file restores a regular file from its blob.
@@ -329,6 +522,9 @@ func (r restorer) strays(entries []Entry) []FileReport {
 // isToolTemp reports whether name is a temporary file of rein's file tools.
 func isToolTemp(name string) bool {
 	mid, ok := strings.CutPrefix(name, ".rein-")
+	if !ok {
+		return false
+	}
 	if mid, ok = strings.CutSuffix(mid, ".tmp"); !ok || len(mid) != 16 {
 		return false
 	}

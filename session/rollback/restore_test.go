@@ -24,6 +24,7 @@ func TestRollbackUndoesTheSession(t *testing.T) {
 		files map[string]string
 		prep  func(t *testing.T, e env) // before the session
 		run   func(t *testing.T, e env, a *agent)
+		force bool   // what run did after the agent's calls is overwritten
 		want  string // the reports, newest first
 	}{{
 		name:  "a file modified twice",
@@ -130,7 +131,8 @@ func TestRollbackUndoesTheSession(t *testing.T) {
 			remove(t, filepath.Join(e.work, "link.txt"))
 			writeTree(t, e.work, map[string]string{"link.txt": "a file now"})
 		},
-		want: "restored link.txt\nrestored target.txt\n",
+		force: true,
+		want:  "restored link.txt (copied aside)\nrestored target.txt\n",
 	}, {
 		name:  "a file replaced by a link",
 		files: map[string]string{"a.txt": "a", "b.txt": "b"},
@@ -139,7 +141,8 @@ func TestRollbackUndoesTheSession(t *testing.T) {
 			remove(t, filepath.Join(e.work, "a.txt"))
 			symlink(t, "b.txt", filepath.Join(e.work, "a.txt"))
 		},
-		want: "restored a.txt\n",
+		force: true,
+		want:  "restored a.txt (copied aside)\n",
 	}, {
 		name:  "a file deleted after it was saved",
 		files: map[string]string{"dir/a.txt": "a"},
@@ -180,7 +183,11 @@ func TestRollbackUndoesTheSession(t *testing.T) {
 			if tree(t, e.work) == before && !strings.Contains(tt.name, "failed") {
 				t.Fatal("the session changed nothing; the test proves nothing")
 			}
-			if got := summary(e.restore(t, s)); got != tt.want {
+			var opts []rollback.RestoreOption
+			if tt.force {
+				opts = append(opts, rollback.Force())
+			}
+			if got := summary(e.restore(t, s, opts...)); got != tt.want {
 				t.Errorf("restore reports:\n%s\nwant:\n%s", got, tt.want)
 			}
 			after := tree(t, e.work)
@@ -205,7 +212,9 @@ func TestRollbackUndoesTheSession(t *testing.T) {
 
 // TestNeverOutside attacks the restore: after the session, parts of the
 // work directory are swapped for links that lead out of it. Nothing outside
-// may be written or deleted; what cannot be restored inside is Failed.
+// may be written or deleted; what cannot be restored inside is Failed. A
+// plain restore keeps what changed since the session; the attacks are
+// made against a forced one, which overwrites it.
 func TestNeverOutside(t *testing.T) {
 	t.Parallel()
 	outside := map[string]string{"a.txt": "outside a", "new.txt": "outside new", "sub/a.txt": "outside sub/a", "sub/new.txt": "outside sub/new"}
@@ -241,7 +250,7 @@ func TestNeverOutside(t *testing.T) {
 			remove(t, filepath.Join(e.work, "a.txt"))
 			symlink(t, filepath.Join(e.outside, "a.txt"), filepath.Join(e.work, "a.txt"))
 		},
-		want: "restored a.txt\n",
+		want: "restored a.txt (copied aside)\n",
 	}, {
 		name: "a created file swapped for a link out: the link is deleted",
 		run:  func(t *testing.T, e env, a *agent) { a.write("new.txt", "mine") },
@@ -249,7 +258,7 @@ func TestNeverOutside(t *testing.T) {
 			remove(t, filepath.Join(e.work, "new.txt"))
 			symlink(t, filepath.Join(e.outside, "new.txt"), filepath.Join(e.work, "new.txt"))
 		},
-		want: "deleted new.txt\n",
+		want: "deleted new.txt (copied aside)\n",
 	}, {
 		name: "the directory of a created file swapped for a link out",
 		run:  func(t *testing.T, e env, a *agent) { a.write("sub/new.txt", "mine") },
@@ -267,7 +276,7 @@ func TestNeverOutside(t *testing.T) {
 			s := e.open(t)
 			tt.run(t, e, e.agent(t, s))
 			tt.attack(t, e)
-			got := summary(e.restore(t, s))
+			got := summary(e.restore(t, s, rollback.Force()))
 			if !strings.HasPrefix(got, tt.want) {
 				t.Errorf("restore reports:\n%s\nwant:\n%s", got, tt.want)
 			}

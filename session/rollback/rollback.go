@@ -11,6 +11,11 @@
 // never changes a file whose earlier state is not saved, even if rein is
 // killed a moment later.
 //
+// After the tool ran, the loop calls Store.Settle, which records what the
+// call left at each path (its SHA-256, or nothing). Restore puts a path back
+// only while it still holds that: a file edited, filled or re-created after
+// the session is Kept, unless Force, which copies it into the store first.
+//
 // Restore undoes the session: newest snapshot first, each path gets its
 // first state back — files are written atomically (a temporary file renamed
 // over the path) and then read back and checked against the SHA-256 in the
@@ -37,6 +42,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -60,6 +66,10 @@ var (
 	ErrOutside = errors.New("outside the work directory")
 	// ErrPath: the path is not a clean path relative to the work directory.
 	ErrPath = errors.New("not a relative path inside the work directory")
+	// ErrStore: the store itself could not be written (a full or
+	// read-only state directory, an I/O error): the change was refused for
+	// want of room to save it, not for anything about the path.
+	ErrStore = errors.New("the rollback store could not be written")
 	// ErrClosed: Snapshot after Close.
 	ErrClosed = errors.New("snapshot store is closed")
 )
@@ -86,6 +96,46 @@ const (
 	KindSymlink Kind = "symlink" // a symbolic link: its target, not followed
 	KindAbsent  Kind = "absent"  // nothing: the agent created it
 )
+
+// The kinds of the journal's other lines, which follow a path's snapshot
+// line: one before each later call that may change the path, one after
+// each call that may have.
+const (
+	kindChanging Kind = "changing" // a call is about to change the path
+	kindLeft     Kind = "left"     // what the call left there (the line's "left")
+)
+
+// State is what a call left at a path: its kind, and the size and SHA-256
+// of a regular file or the target of a link. A rollback compares it with
+// what is there now to tell the agent's version from a later edit; the
+// mode is not compared (a mode change alone is not an edit worth keeping).
+type State struct {
+	Kind   Kind   `json:"kind"`
+	Size   int64  `json:"size,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	Target string `json:"target,omitempty"`
+}
+
+// check refuses a State that no call can leave.
+func (st State) check() error {
+	switch st.Kind {
+	case KindFile:
+		if st.Size < 0 || st.Size > maxSize || !isSHA256(st.SHA256) || st.Target != "" {
+			return errors.New("a file left needs a size and a SHA-256, and nothing else")
+		}
+	case KindSymlink:
+		if st.Target == "" || strings.IndexByte(st.Target, 0) >= 0 || st.Size != 0 || st.SHA256 != "" {
+			return errors.New("a link left needs a target, and nothing else")
+		}
+	case KindAbsent:
+		if st.Size != 0 || st.SHA256 != "" || st.Target != "" {
+			return errors.New("nothing left has no content")
+		}
+	default:
+		return fmt.Errorf("unknown kind left %q", st.Kind)
+	}
+	return nil
+}
 
 // Mode is a file's permission bits with setuid, setgid and sticky, in the
 // Unix octal encoding. In the journal it is a string such as "0644".
@@ -154,6 +204,13 @@ type Entry struct {
 	// Via names the symbolic link through which Path was reached, when
 	// Path was saved because a tool would write through that link.
 	Via string `json:"via,omitempty"`
+
+	// Read back from the journal's later lines, not part of this line:
+	// Left is what the last call that changed Path left there (nil when
+	// no line says); Changing, that rein stopped while a call was changing
+	// Path (a line says a call was about to, none says what it left).
+	Left     *State `json:"-"`
+	Changing bool   `json:"-"`
 }
 
 // ID is the entry's snapshot id: the name of its blob, and what the audit
@@ -168,6 +225,7 @@ const (
 	Restored  = "restored"  // the first state was written back (a file or a link)
 	Deleted   = "deleted"   // the agent created the file; it was removed
 	Unchanged = "unchanged" // the path is already in its first state
+	Kept      = "kept"      // changed since the session left it: left alone (see Reason; Force overwrites)
 	Failed    = "failed"    // see Err; the path may not be in its first state
 )
 
@@ -175,8 +233,16 @@ const (
 // would do).
 type FileReport struct {
 	Path   string
-	Action string // Restored, Deleted, Unchanged or Failed
+	Action string // Restored, Deleted, Unchanged, Kept or Failed
 	Err    string // why, when Failed
+	// Reason says why a path was Kept, or why what was there was copied
+	// before it was restored or deleted.
+	Reason string
+	// Copy is where a copy of what was at Path was put before it was
+	// overwritten or deleted (from Plan: where it would be put).
+	Copy string
+	// Forcible: Kept, and Force would restore it.
+	Forcible bool
 }
 
 // manifest describes a session's store.
@@ -187,7 +253,13 @@ type manifest struct {
 	Created time.Time `json:"created"`
 }
 
-const manifestVersion = 1
+// manifestVersion is the version of the stores this rein makes: version
+// 2 records what each call left. Version 1 stores (without it) are read,
+// and their paths restored only with Force.
+const (
+	manifestVersion = 2
+	oldVersion      = 1
+)
 
 // Names inside a session's store.
 const (
@@ -195,4 +267,5 @@ const (
 	journalName  = "journal.jsonl"
 	blobsName    = "blobs"
 	lockName     = "lock"
+	replacedName = "replaced" // copies of what a restore overwrote or deleted
 )

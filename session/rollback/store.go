@@ -12,11 +12,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/reinhq/rein/internal/linkcheck"
 	"github.com/reinhq/rein/session"
 )
 
@@ -24,15 +26,17 @@ import (
 // safe for concurrent use. While it is open it holds the session's lock, so
 // a rollback of a running session is refused.
 type Store struct {
-	mu      sync.Mutex
-	dir     string   // the session's store directory
-	root    *os.Root // the work directory
-	journal *os.File
-	lock    *os.File
-	max     int64
-	seq     uint64
-	seen    map[string]string // path → id
-	err     error             // sticky: once the journal may be torn, nothing more is saved
+	mu       sync.Mutex
+	dir      string   // the session's store directory
+	root     *os.Root // the work directory
+	journal  *os.File
+	lock     *os.File
+	max      int64
+	seq      uint64
+	seen     map[string]string   // path → id
+	group    map[string][]string // path → the saved paths a call on it changes: itself, and where its link leads
+	inflight map[string]bool     // saved paths a call may be changing: their last line is not a left line
+	err      error               // sticky: once the journal may be torn, nothing more is saved
 }
 
 // Option configures a Store.
@@ -67,7 +71,8 @@ func Open(dir, sessionID, workdir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rollback: work directory: %w", err)
 	}
-	s := &Store{dir: filepath.Join(dir, sessionID), root: root, max: DefaultMaxFileSize, seen: map[string]string{}}
+	s := &Store{dir: filepath.Join(dir, sessionID), root: root, max: DefaultMaxFileSize,
+		seen: map[string]string{}, group: map[string][]string{}, inflight: map[string]bool{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -137,9 +142,9 @@ func (s *Store) resume() error {
 	if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return err
 	}
-	entries, _, damaged := parseJournal(data)
-	if len(damaged) > 0 {
-		return fmt.Errorf("the journal of %s is damaged (%s); it cannot be added to", s.dir, damaged[0])
+	p := parseJournal(data)
+	if len(p.damaged) > 0 {
+		return fmt.Errorf("the journal of %s is damaged (%s); it cannot be added to", s.dir, p.damaged[0])
 	}
 	j, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -154,11 +159,41 @@ func (s *Store) resume() error {
 			return fmt.Errorf("sync the journal: %w", err)
 		}
 	}
-	for _, e := range entries {
+	for _, e := range p.entries {
 		s.seen[e.Path] = e.ID()
-		s.seq = e.Seq
+		s.inflight[e.Path] = e.Changing
+		if e.Via != "" {
+			s.addGroup(e.Via, e.Path)
+		}
+	}
+	s.seq = p.last
+	// A blob no line names is from a save cut short; its number may be
+	// given to a line again, so it goes.
+	for _, n := range orphanBlobs(filepath.Join(s.dir, blobsName), p.entries) {
+		if err := os.Remove(filepath.Join(s.dir, blobsName, n)); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			return fmt.Errorf("remove the blob of a save cut short: %w", err)
+		}
 	}
 	return nil
+}
+
+// addGroup notes that a call changing rel changes p too (a link and the
+// file it leads to).
+func (s *Store) addGroup(rel, p string) {
+	if !slices.Contains(s.group[rel], p) {
+		s.group[rel] = append(s.group[rel], p)
+	}
+}
+
+// changedBy returns the saved paths a call naming rel may change.
+func (s *Store) changedBy(rel string) []string {
+	paths := []string{rel}
+	for _, p := range s.group[rel] {
+		if p != rel && s.seen[p] != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths
 }
 
 // Snapshot saves the current state of rel, a clean path relative to the
@@ -181,7 +216,109 @@ func (s *Store) Snapshot(rel string) (string, error) {
 	if err := checkRel(rel); err != nil {
 		return "", err
 	}
-	return s.snapshot(rel, "")
+	id, err := s.snapshot(rel, "")
+	if err != nil {
+		return "", err
+	}
+	// A path saved earlier gets a line saying a call is about to change
+	// it again: until the call's left line, what is there may be the
+	// agent's half-made change, not the user's (see Settle).
+	var lines []line
+	for _, p := range s.changedBy(rel) {
+		if !s.inflight[p] {
+			lines = append(lines, line{Entry: Entry{Seq: s.seq + uint64(len(lines)) + 1, Path: p, Kind: kindChanging}})
+		}
+	}
+	if err := s.append(lines...); err != nil {
+		return "", err
+	}
+	for _, l := range lines {
+		s.inflight[l.Path] = true
+	}
+	s.seq += uint64(len(lines))
+	return id, nil
+}
+
+// Settle records what a call left at the paths it named (each as given to
+// Snapshot before the call ran): the kind of each, and the size and
+// SHA-256 of a file or the target of a link, with one sync. The loop calls
+// it after the tool ran. A rollback restores a path only while it still
+// holds what the last call left, so that an edit made after the session is
+// kept. A path that cannot be read is left unrecorded, and a rollback
+// treats it as changed while a call ran.
+func (s *Store) Settle(rels ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	var lines []line
+	var errs []error
+	done := map[string]bool{}
+	for _, rel := range rels {
+		if s.seen[rel] == "" {
+			continue
+		}
+		for _, p := range s.changedBy(rel) {
+			if done[p] {
+				continue
+			}
+			done[p] = true
+			st, err := s.state(p)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			lines = append(lines, line{Entry: Entry{Seq: s.seq + uint64(len(lines)) + 1, Path: p, Kind: kindLeft}, Left: &st})
+		}
+	}
+	if err := s.append(lines...); err != nil {
+		return err
+	}
+	for _, l := range lines {
+		s.inflight[l.Path] = false
+	}
+	s.seq += uint64(len(lines))
+	return errors.Join(errs...)
+}
+
+// state reads what is at rel now.
+func (s *Store) state(rel string) (State, error) {
+	return stateIn(s.root, rel)
+}
+
+// stateIn reads what is at rel in root: nothing, a link, or a regular
+// file with its size and SHA-256.
+func stateIn(root *os.Root, rel string) (State, error) {
+	info, err := root.Lstat(rel)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return State{Kind: KindAbsent}, nil
+	case err != nil:
+		return State{}, fmt.Errorf("read what the call left at %s: %w", rel, err)
+	case info.Mode()&iofs.ModeSymlink != 0:
+		target, err := root.Readlink(rel)
+		if err != nil {
+			return State{}, fmt.Errorf("read what the call left at %s: %w", rel, err)
+		}
+		return State{Kind: KindSymlink, Target: target}, nil
+	case !info.Mode().IsRegular():
+		return State{}, fmt.Errorf("%s is not a regular file (%s)", rel, info.Mode().Type())
+	}
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return State{}, fmt.Errorf("read what the call left at %s: %w", rel, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return State{}, fmt.Errorf("%s changed while rein read it", rel)
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return State{}, fmt.Errorf("read what the call left at %s: %w", rel, err)
+	}
+	return State{Kind: KindFile, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // snapshot saves rel unless it was saved already.
@@ -200,8 +337,12 @@ func (s *Store) snapshot(rel, via string) (string, error) {
 		// The path it leads to is saved first, so that a failure there
 		// leaves nothing recorded and the next call tries again.
 		if real, ok := s.resolve(rel); ok && real != rel && via == "" {
-			if _, err := s.snapshot(real, rel); err != nil && !errors.Is(err, ErrUnsupported) {
+			_, err := s.snapshot(real, rel)
+			if err != nil && !errors.Is(err, ErrUnsupported) {
 				return "", err
+			}
+			if err == nil {
+				s.addGroup(rel, real)
 			}
 			e.Seq = s.seq + 1
 		}
@@ -222,11 +363,12 @@ func (s *Store) snapshot(rel, via string) (string, error) {
 	default:
 		return "", fmt.Errorf("%w: %s is not a regular file (%s)", ErrUnsupported, rel, info.Mode().Type())
 	}
-	if err := s.append(e); err != nil {
+	if err := s.append(line{Entry: e}); err != nil {
 		return "", err
 	}
 	s.seq = e.Seq
 	s.seen[rel] = e.ID()
+	s.inflight[rel] = true // until its call's left line
 	return e.ID(), nil
 }
 
@@ -251,7 +393,7 @@ func (s *Store) saveBlob(e *Entry, info iofs.FileInfo) error {
 	name := filepath.Join(blobs, e.ID())
 	b, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("save %s: %w", e.Path, err)
+		return fmt.Errorf("save %s: %w: %w", e.Path, ErrStore, err)
 	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(b, h), io.LimitReader(f, s.max+1))
@@ -272,26 +414,33 @@ func (s *Store) saveBlob(e *Entry, info iofs.FileInfo) error {
 		if errors.Is(err, ErrTooLarge) {
 			return err
 		}
-		return fmt.Errorf("save %s: %w", e.Path, err)
+		return fmt.Errorf("save %s: %w: %w", e.Path, ErrStore, err)
 	}
 	e.Kind, e.Mode, e.Size, e.SHA256 = KindFile, modeOf(fi.Mode()), n, hex.EncodeToString(h.Sum(nil))
 	return nil
 }
 
-// append writes e as one journal line and syncs it. A failure may have left
-// part of a line, after which no line could be read back reliably, so the
-// store refuses every later Snapshot.
-func (s *Store) append(e Entry) error {
-	line, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("rollback: encode snapshot %s: %w", e.ID(), err)
+// append writes lines to the journal and syncs it. A failure may have
+// left part of a line, after which no line could be read back reliably,
+// so the store refuses every later Snapshot and Settle.
+func (s *Store) append(lines ...line) error {
+	if len(lines) == 0 {
+		return nil
 	}
-	if _, err := s.journal.Write(append(line, '\n')); err != nil {
-		s.err = fmt.Errorf("rollback: write the journal: %w", err)
+	var buf []byte
+	for _, l := range lines {
+		b, err := json.Marshal(l)
+		if err != nil {
+			return fmt.Errorf("rollback: encode journal line %d: %w", l.Seq, err)
+		}
+		buf = append(append(buf, b...), '\n')
+	}
+	if _, err := s.journal.Write(buf); err != nil {
+		s.err = fmt.Errorf("rollback: %w: write the journal: %w", ErrStore, err)
 		return s.err
 	}
 	if err := s.journal.Sync(); err != nil {
-		s.err = fmt.Errorf("rollback: sync the journal: %w", err)
+		s.err = fmt.Errorf("rollback: %w: sync the journal: %w", ErrStore, err)
 		return s.err
 	}
 	return nil
@@ -359,6 +508,22 @@ func (s *Store) resolve(rel string) (string, bool) {
 		return "", false
 	}
 	return filepath.FromSlash(path.Join(done...)), true
+}
+
+// CheckLinked reports an error when the journal is no longer linked at
+// its path — the state directory deleted, the store renamed away and
+// replaced — so that the caller stops instead of saving snapshots nobody
+// will find.
+func (s *Store) CheckLinked() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.journal == nil {
+		return nil
+	}
+	if err := linkcheck.Check(s.journal, filepath.Join(s.dir, journalName)); err != nil {
+		return fmt.Errorf("rollback journal: %w; rein stops, as the files it changed next could not be rolled back", err)
+	}
+	return nil
 }
 
 // Close closes the journal and the work directory and releases the

@@ -153,8 +153,10 @@ func TestOpenResumes(t *testing.T) {
 	if ids := a.write("a.txt", "second run"); ids[0] != "000001" {
 		t.Errorf("a.txt again after resuming: id %q, want 000001, its first snapshot", ids)
 	}
-	if ids := a.write("c.txt", "second run"); ids[0] != "000002" {
-		t.Errorf("c.txt after resuming: id %q, want 000002", ids)
+	// The journal after resuming: a's snapshot 1 and left line 2 (b's cut
+	// line 3 dropped, its blob removed), then a's changing 3 and left 4.
+	if ids := a.write("c.txt", "second run"); ids[0] != "000005" {
+		t.Errorf("c.txt after resuming: id %q, want 000005", ids)
 	}
 	a.write("b.txt", "second run")
 	j, err := rollback.Load(e.state, sessionID)
@@ -255,5 +257,31 @@ func TestPlanChangesNothing(t *testing.T) {
 	}
 	if tree(t, e.work) != during {
 		t.Error("Plan changed the work directory")
+	}
+}
+
+// TestStoreCheckLinked: a store whose state directory was deleted, or
+// whose directory was renamed away and replaced, says so.
+func TestStoreCheckLinked(t *testing.T) {
+	t.Parallel()
+	for _, replace := range []bool{false, true} {
+		e := newEnv(t, nil, nil)
+		s := e.open(t)
+		must(t, s.CheckLinked())
+		if replace {
+			must(t, os.Rename(e.state, e.state+".old"))
+			s2, err := rollback.Open(e.state, sessionID, e.work)
+			must(t, err)
+			must(t, s2.Close())
+		} else {
+			must(t, os.RemoveAll(e.state))
+		}
+		want := "was deleted"
+		if replace {
+			want = "was replaced by another file"
+		}
+		if err := s.CheckLinked(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("replace %v: CheckLinked: %v; want %q", replace, err, want)
+		}
 	}
 }
