@@ -91,9 +91,9 @@ type Spec struct {
 	// starts (rein prints a loud warning for none).
 	Announce func(backend string)
 	// Drift adds the intent-drift gate (gate/drift): a high-risk call whose
-	// arguments name something sensitive that neither the task (nor, in a
-	// conversation, any later message of the user's) nor the scratchpad
-	// mentions needs a human's yes.
+	// arguments name something sensitive that neither the task nor, in a
+	// conversation, any later message of the user's mentions needs a
+	// human's yes (the model's own notes account for nothing).
 	Drift bool
 	// Next, when set, makes the session a conversation: after each task
 	// that ends done, Next gets the result and returns the user's next
@@ -230,7 +230,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	}
 	var dg *drift.Gate
 	if spec.Drift {
-		dg = drift.New(spec.Task, env.Plan)
+		dg = drift.New(spec.Task)
 		spec.Policy.Drift = dg
 	}
 	// The data-flow gate judges by what the loop tells this ledger.
