@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	iofs "io/fs"
 	"os"
 	"path"
@@ -185,16 +184,18 @@ func (s *search) file(ctx context.Context, p string, named bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	f, err := s.w.root.Open(p)
+	f, _, err := openRegular(s.w.root, p, p, "search")
 	if err != nil {
 		if named {
-			return opErr("search", p, err)
+			return err
 		}
-		return nil
+		return nil // swapped for a FIFO or a device after the walk saw it: skip it
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, s.maxBytes+1))
+	data, err := readAll(ctx, f, s.maxBytes+1)
 	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
 	case err != nil && named:
 		return opErr("search", p, err)
 	case err != nil:

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/tool"
@@ -72,6 +74,87 @@ func ReadFile(root *os.Root, o Options) tool.Tool {
 	})
 }
 
+// ErrNotRegular marks a path that names something other than a regular
+// file or a directory: a FIFO, a socket, a device.
+var ErrNotRegular = errors.New("not a regular file")
+
+// openRegular opens the regular file rel under root for reading. Anything
+// else is refused before it is opened, since opening a FIFO blocks until a
+// writer comes (for ever, in a repository that planted one) and reading a
+// device may never end; the file is opened with O_NONBLOCK and looked at
+// again once open, so one swapped in between the look and the open is
+// refused too. A directory is refused with ErrIsDir. p is the path as the
+// model gave it and verb what the tool does ("read", "search"), for errors.
+func openRegular(root *os.Root, rel, p, verb string) (*os.File, iofs.FileInfo, error) {
+	info, err := root.Stat(rel)
+	if err != nil {
+		return nil, nil, opErr(verb, p, err)
+	}
+	if err := regular(info, p); err != nil {
+		return nil, nil, err
+	}
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, opErr(verb, p, err)
+	}
+	if info, err = f.Stat(); err != nil {
+		f.Close()
+		return nil, nil, opErr(verb, p, err)
+	}
+	if err := regular(info, p); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, info, nil
+}
+
+// regular refuses what is not a regular file.
+func regular(info iofs.FileInfo, p string) error {
+	switch {
+	case info.IsDir():
+		return errf(ErrIsDir, "%s is a directory, not a file; use glob with pattern \"*\" and path %q to list it", p, p)
+	case !info.Mode().IsRegular():
+		return errf(ErrNotRegular, "%s is not a regular file (%s); only regular text files can be read, and it was not opened", p, kind(info.Mode()))
+	}
+	return nil
+}
+
+// kind names a file type for a model.
+func kind(m iofs.FileMode) string {
+	switch {
+	case m&iofs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&iofs.ModeSocket != 0:
+		return "a socket"
+	case m&iofs.ModeCharDevice != 0:
+		return "a character device"
+	case m&iofs.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
+}
+
+// readAll reads r to its end, or to limit bytes, in chunks, stopping when
+// ctx ends.
+func readAll(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
+	var buf bytes.Buffer
+	lr := io.LimitReader(r, limit)
+	chunk := make([]byte, 256<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, err := lr.Read(chunk)
+		buf.Write(chunk[:n])
+		if err == io.EOF {
+			return buf.Bytes(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
 // readText reads a whole UTF-8 text file of at most maxBytes through root.
 // The size is enforced while reading, so a file that grows after a look
 // cannot slip by. p is the path as the model gave it, for errors.
@@ -79,25 +162,18 @@ func readText(ctx context.Context, root *os.Root, rel, p string, maxBytes int64)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := root.Open(rel)
+	f, info, err := openRegular(root, rel, p, "read")
 	if err != nil {
-		return nil, opErr("read", p, err)
+		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, opErr("read", p, err)
-	}
-	switch {
-	case info.IsDir():
-		return nil, errf(ErrIsDir, "%s is a directory, not a file; use glob with pattern \"*\" and path %q to list it", p, p)
-	case !info.Mode().IsRegular():
-		return nil, errf(ErrBinary, "%s is not a regular file (%s); only text files can be read", p, info.Mode().Type())
-	case info.Size() > maxBytes:
+	if info.Size() > maxBytes {
 		return nil, errf(ErrTooLarge, "%s is %d bytes, more than the %s this tool handles; use grep to find the lines you need", p, info.Size(), size(maxBytes))
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
+	data, err := readAll(ctx, f, maxBytes+1)
 	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
 	case err != nil:
 		return nil, opErr("read", p, err)
 	case int64(len(data)) > maxBytes:
