@@ -220,7 +220,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	}
 	net := &network.Policy{Allow: spec.NetAllow}
 	env := Env{Root: root, WorkDir: workdir, ReadLines: spec.ReadLines, Outbox: &mail.Outbox{}, Plan: plan.New(),
-		Desk: spec.Desk, Bank: spec.Bank, Asker: spec.Asker, Net: net, Exec: exec}
+		Desk: spec.Desk, Bank: spec.Bank, Asker: spec.Asker, Net: net, Exec: exec, Redact: redact}
 	reg, err := Tools(env)
 	if err != nil {
 		return nil, err
