@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	iofs "io/fs"
 	"path"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/secret"
 )
@@ -102,4 +104,52 @@ func (w workdir) credentialReason(ctx context.Context, rel, p, verb string, reda
 		return fmt.Sprintf("would %s %s, which holds a secret (%s): approve only if the task needs what it holds", verb, p, strings.Join(names, ", "))
 	}
 	return ""
+}
+
+// ErrChanged marks a file that became a credential file between the check
+// that let a call run without a question and the call itself (a link or
+// the content swapped meanwhile).
+var ErrChanged = errors.New("the file changed since it was checked")
+
+// clearance remembers the paths Confirm let through without a question,
+// so that the call's run can refuse one that has since become a
+// credential file. A path is forgotten when its call runs.
+type clearance struct {
+	mu    sync.Mutex
+	paths map[string]struct{}
+}
+
+// maxCleared bounds what a clearance remembers (calls judged and never
+// run, as in a policy check, would otherwise pile up).
+const maxCleared = 256
+
+func (c *clearance) clear(rel string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.paths == nil || len(c.paths) >= maxCleared {
+		c.paths = map[string]struct{}{}
+	}
+	c.paths[rel] = struct{}{}
+}
+
+// take reports whether rel was let through without a question, and
+// forgets it.
+func (c *clearance) take(rel string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.paths[rel]
+	delete(c.paths, rel)
+	return ok
+}
+
+// recheck refuses data read from rel (p as the model gave it) when the
+// file was let through without a question and now is a credential file.
+func (w workdir) recheck(c *clearance, rel, p string, redact func(string) string, data []byte) error {
+	if !c.take(rel) {
+		return nil
+	}
+	if named, _ := w.credentialName(rel); named || len(secretsIn(redact, string(data))) > 0 {
+		return errf(ErrChanged, "%s was not a credential file when this call was checked, and is one now (a link or its content changed meanwhile); it was not shown. Read it again: a human will be asked", p)
+	}
+	return nil
 }

@@ -3,6 +3,8 @@ package fs_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,5 +124,56 @@ func TestGrepSkipsCredentialFiles(t *testing.T) {
 	out, err = call(t, tools("grep"), map[string]any{"pattern": "PASSWORD", "path": ".env"})
 	if err != nil || !strings.Contains(out, ".env:1: DB_PASSWORD") {
 		t.Errorf("named credential file: %q, %v", out, err)
+	}
+}
+
+// A file checked and let through without a question that becomes a
+// credential file before the call runs (a link swapped in, a secret
+// written into it) is not shown.
+func TestCredentialSwapAfterCheck(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		tool string
+		args string
+		swap func(t *testing.T, dir string)
+	}{
+		{"read_file, link swapped in", "read_file", `{"path":"plain.txt"}`, func(t *testing.T, dir string) {
+			must(t, os.Remove(filepath.Join(dir, "plain.txt")))
+			symlink(t, ".env", filepath.Join(dir, "plain.txt"))
+		}},
+		{"read_file, secret written in", "read_file", `{"path":"plain.txt"}`, func(t *testing.T, dir string) {
+			must(t, os.WriteFile(filepath.Join(dir, "plain.txt"), []byte("key="+exported+"\n"), 0o644))
+		}},
+		{"grep, link swapped in", "grep", `{"pattern":".","path":"plain.txt"}`, func(t *testing.T, dir string) {
+			must(t, os.Remove(filepath.Join(dir, "plain.txt")))
+			symlink(t, ".env", filepath.Join(dir, "plain.txt"))
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root, dir := workspace(t, map[string]string{".env": "TOKEN=" + exported + "\n", "plain.txt": "hello\n"})
+			o := fstool.Options{Redact: secret.NewRedactor([]string{"SERVICE_API_KEY=" + exported}).Redact}
+			tl := byName(root, o, tt.tool)
+			if why := tl.(tool.Confirmer).Confirm(t.Context(), json.RawMessage(tt.args)); why != "" {
+				t.Fatalf("asked %q before the swap", why)
+			}
+			tt.swap(t, dir)
+			out, err := tl.Run(t.Context(), json.RawMessage(tt.args))
+			if !errors.Is(err, fstool.ErrChanged) || strings.Contains(out, exported) {
+				t.Fatalf("got %q, %v; want ErrChanged", out, err)
+			}
+			// Asked again, the question comes.
+			if why := tl.(tool.Confirmer).Confirm(t.Context(), json.RawMessage(tt.args)); why == "" {
+				t.Error("no question after the swap")
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -56,6 +56,7 @@ type Grepper struct {
 	w        workdir
 	redact   func(string) string
 	maxBytes int64
+	cleared  clearance
 }
 
 var _ tool.Confirmer = (*Grepper)(nil)
@@ -78,6 +79,7 @@ func (g *Grepper) Confirm(ctx context.Context, args json.RawMessage) string {
 	if why := g.w.credentialReason(ctx, rel, display(a.Path), "search", g.redact, g.maxBytes); why != "" {
 		return "grep " + why
 	}
+	g.cleared.clear(rel)
 	return ""
 }
 
@@ -86,6 +88,7 @@ func (g *Grepper) Confirm(ctx context.Context, args json.RawMessage) string {
 func Grep(root *os.Root, o Options) *Grepper {
 	w := newWorkdir(root)
 	maxResults, maxBytes := o.results(DefaultGrepMax), o.maxBytes()
+	g := &Grepper{w: w, redact: o.Redact, maxBytes: maxBytes}
 	schema := `{"type":"object","properties":{` +
 		`"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"Go (RE2) regular expression matched against each line, e.g. func \\w+\\( or TODO"},` +
 		`"path":{"type":"string","maxLength":4096,"description":"File or directory to search, relative to the working directory; default the working directory"},` +
@@ -103,10 +106,11 @@ func Grep(root *os.Root, o Options) *Grepper {
 		Effect: tool.ReadOnly,
 		Roles:  map[string]tool.Role{"path": tool.RolePath, "include": tool.RoleGlob},
 	}, func(ctx context.Context, a GrepArgs) (string, error) {
-		s := &search{w: w, max: maxResults, maxBytes: maxBytes, redact: o.Redact}
+		s := &search{w: w, max: maxResults, maxBytes: maxBytes, redact: o.Redact, cleared: &g.cleared}
 		return s.run(ctx, a)
 	})
-	return &Grepper{Func: f, w: w, redact: o.Redact, maxBytes: maxBytes}
+	g.Func = f
+	return g
 }
 
 // search is one grep call's state.
@@ -122,6 +126,7 @@ type search struct {
 	visits   int
 	redact   func(string) string
 	secret   []string // credential files skipped in a directory, in walk order
+	cleared  *clearance
 }
 
 // maxNamed is how many skipped credential files the note names.
@@ -262,6 +267,11 @@ func (s *search) file(ctx context.Context, p string, named bool) error {
 		}
 		s.skipped++
 		return nil
+	}
+	if named {
+		if err := s.w.recheck(s.cleared, p, p, s.redact, data); err != nil {
+			return err
+		}
 	}
 	if !named && s.redact != nil && s.re.Match(data) && len(secretsIn(s.redact, string(data))) > 0 {
 		// A file holding a secret the redactor knows: its lines could carry

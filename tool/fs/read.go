@@ -45,6 +45,7 @@ type Reader struct {
 	w        workdir
 	redact   func(string) string
 	maxBytes int64
+	cleared  clearance
 }
 
 var _ tool.Confirmer = (*Reader)(nil)
@@ -64,6 +65,7 @@ func (r *Reader) Confirm(ctx context.Context, args json.RawMessage) string {
 	if why := r.w.credentialReason(ctx, rel, a.Path, "read", r.redact, r.maxBytes); why != "" {
 		return "read_file " + why
 	}
+	r.cleared.clear(rel)
 	return ""
 }
 
@@ -72,6 +74,7 @@ func (r *Reader) Confirm(ctx context.Context, args json.RawMessage) string {
 func ReadFile(root *os.Root, o Options) *Reader {
 	w := newWorkdir(root)
 	limit, maxBytes := o.limit(), o.maxBytes()
+	r := &Reader{w: w, redact: o.Redact, maxBytes: maxBytes}
 	schema := fmt.Sprintf(`{"type":"object","properties":{`+
 		`"path":{"type":"string","minLength":1,"maxLength":4096,"description":"File path relative to the working directory, e.g. src/main.go"},`+
 		`"offset":{"type":"integer","minimum":1,"maximum":%d,"description":"First line to read, counting from 1; default 1"},`+
@@ -97,12 +100,16 @@ func ReadFile(root *os.Root, o Options) *Reader {
 		if err != nil {
 			return "", err
 		}
+		if err := w.recheck(&r.cleared, rel, a.Path, o.Redact, data); err != nil {
+			return "", err
+		}
 		if a.Limit == 0 {
 			a.Limit = limit
 		}
 		return numberLines(data, a.Path, max(a.Offset, 1), a.Limit)
 	})
-	return &Reader{Func: f, w: w, redact: o.Redact, maxBytes: maxBytes}
+	r.Func = f
+	return r
 }
 
 // ErrNotRegular marks a path that names something other than a regular
