@@ -110,6 +110,34 @@ type Provenance interface {
 	Untrusted(source, text string)
 }
 
+// Authorship is an optional ability of a Provenance (flow.Ledger has it):
+// it is told what the model wrote itself, which is neither the user's word
+// nor a source's. The loop gives it each call's arguments before the call
+// runs (t is the call's tool, nil when unknown), and the result of a tool
+// that repeats the model's own words (tool.Spec.Echoes) in place of
+// Untrusted.
+type Authorship interface {
+	Arguments(t tool.Tool, args json.RawMessage)
+	Authored(tool, text string)
+}
+
+// noteResult tells p what a tool returned: as the model's own words when
+// the tool echoes them and p can tell them apart, else as untrusted.
+func noteResult(p Provenance, t tool.Tool, name, content string) {
+	if a, ok := p.(Authorship); ok && t != nil && t.Spec().Echoes {
+		a.Authored(name, content)
+		return
+	}
+	p.Untrusted(name, content)
+}
+
+// noteArgs tells p, when it can tell authorship, the arguments of a call.
+func noteArgs(p Provenance, t tool.Tool, args json.RawMessage) {
+	if a, ok := p.(Authorship); ok {
+		a.Arguments(t, args)
+	}
+}
+
 // Snapshotter saves the current state of a file in the work dir, before a
 // tool changes it, and returns an id for the audit log.
 type Snapshotter interface {

@@ -211,6 +211,10 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 		return model.ToolResult{}, s
 	}
 	rec := audit.Record{Step: step, CallID: c.ID, Tool: c.Name, Args: safeArgs(c.Args)}
+	t, _ := r.l.cfg.Tools.Lookup(c.Name)
+	if r.l.cfg.Provenance != nil { // the model's own words, whatever becomes of the call
+		noteArgs(r.l.cfg.Provenance, t, c.Args)
+	}
 	if err := r.meter.TakeCall(); err != nil {
 		rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, gate.Deny.String(), gate.NameBudget, err.Error()
 		if s := r.record(rec); s != nil {
@@ -218,7 +222,6 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 		}
 		return model.ToolResult{}, &errStop{StopBudget, err}
 	}
-	t, _ := r.l.cfg.Tools.Lookup(c.Name)
 	call := &gate.Call{ID: c.ID, Name: c.Name, Args: c.Args, Tool: t}
 	v := r.l.cfg.Gates.Decide(r.ctx, call)
 	if v.Decision == gate.Allow && t == nil {
@@ -292,7 +295,7 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	}
 	res.Content = capResult(res.Content, max)
 	if r.l.cfg.Provenance != nil {
-		r.l.cfg.Provenance.Untrusted(c.Name, res.Content)
+		noteResult(r.l.cfg.Provenance, t, c.Name, res.Content)
 	}
 	if r.l.cfg.Intake != nil {
 		res.Content = r.l.cfg.Intake.Result(c.Name, res.Content)

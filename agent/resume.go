@@ -88,14 +88,19 @@ func (r *run) replay(st State) {
 				// The task, or a later message of the user's. Other text
 				// blocks (a compaction's summary) are rein's, not the user's.
 				p.Trusted(b.Text)
+			case b.Kind == model.KindToolCall && b.Call != nil:
+				t, _ := r.l.cfg.Tools.Lookup(b.Call.Name)
+				noteArgs(p, t, b.Call.Args)
 			case b.Kind == model.KindToolResult && b.Result != nil && !strings.HasPrefix(b.Result.Content, refusedPrefix):
-				p.Untrusted(b.Result.Name, b.Result.Content)
+				t, _ := r.l.cfg.Tools.Lookup(b.Result.Name)
+				noteResult(p, t, b.Result.Name, b.Result.Content)
 			}
 		}
 	}
 	for _, s := range st.Settled {
 		if !strings.HasPrefix(s.Content, refusedPrefix) {
-			p.Untrusted(s.Name, s.Content)
+			t, _ := r.l.cfg.Tools.Lookup(s.Name)
+			noteResult(p, t, s.Name, s.Content)
 		}
 	}
 }

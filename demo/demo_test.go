@@ -166,7 +166,10 @@ func TestAuditRecords(t *testing.T) {
 	}
 }
 
-var maskedToken = regexp.MustCompile(`"session_token":"[0-9a-f]{4}… \[32 characters\]"`)
+var (
+	maskedToken = regexp.MustCompile(`"session_token":"[0-9a-f]{4}… \[32 characters\]"`)
+	boundary    = regexp.MustCompile(`"intake_boundary":"[0-9a-z]{20}"`)
+)
 
 // summarise keeps what must not change between runs: no times, ids or hashes.
 func summarise(r audit.Record) string {
@@ -174,7 +177,9 @@ func summarise(r audit.Record) string {
 	case audit.SessionStart:
 		// The session token is random: the log must hold it masked (four
 		// hex digits and its length), which the golden keeps as a shape.
+		// The intake boundary is random too: 20 letters and digits.
 		cfg := maskedToken.ReplaceAllString(string(r.Config), `"session_token":"<masked>"`)
+		cfg = boundary.ReplaceAllString(cfg, `"intake_boundary":"<random>"`)
 		return fmt.Sprintf("session_start task=%q config=%s", r.Task, cfg)
 	case audit.ModelCall:
 		return fmt.Sprintf("model_call step=%d tokens=%d calls=%v stop=%s text=%q", r.Step, r.Tokens, r.Calls, r.ModelStop, r.Text)

@@ -2,57 +2,284 @@
 // the model can tell the user's request from data: the task is wrapped as
 // <user_input>, each tool result as <tool_result name="…">, and content
 // from outside the project (a web page) as <external_document kind="…"
-// source="…">. Content cannot break out of its wrapper: anything in it that
-// looks like one of these tags — a closing tag, a fake opening tag, the same
-// with look-alike brackets, spaces or other case — is escaped.
+// source="…">.
+//
+// Content cannot close its wrapper. Every tag a Wrapper writes carries the
+// session's boundary, a random id made once per session (NewBoundary) —
+// <tool_result name="read_file" id="…"> … </tool_result id="…"> — which
+// content written before the session cannot know; should content hold the
+// boundary anyway (the model wrote it out and read it back), it is
+// replaced. A blocklist of look-alikes would always miss one; the boundary
+// does not depend on one. As defence in depth, anything in content that
+// looks like one of the tags is still escaped (its opening bracket becomes
+// "&lt;"): it is matched on a skeleton of the text — each character
+// NFKC-normalised, look-alikes of the brackets, slashes and the letters of
+// the tag names (Cyrillic, Greek, full-width, …) folded to ASCII, zero-width
+// and other invisible characters dropped, case ignored.
 //
 // What it will not do: make the model obey. Wrapping is a hint that helps
-// the typical case; the gates are the boundary.
+// the typical case; the gates are the boundary that holds.
 package intake
 
 import (
+	"crypto/rand"
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
-// tagLike matches the start of anything that could be read as one of the
-// wrapper tags: an ASCII or look-alike "<", optional spaces and slash, the
-// tag name in any case, with "_" or "-" or a space between its words.
-var tagLike = regexp.MustCompile(`(?i)[<＜﹤‹〈⟨❮❰⧼]\s*/?\s*(user[\s_-]*input|tool[\s_-]*result|external[\s_-]*document|system|instructions?)\b`)
+// tagLike matches, in a skeleton, the start of anything that could be read
+// as one of the wrapper tags: "<", optional spaces and slash, the tag name,
+// with "_", "-", "." or spaces between its words.
+var tagLike = regexp.MustCompile(`<\s*/?\s*(user[\s_.:-]*input|tool[\s_.:-]*result|external[\s_.:-]*document|system|instructions?)\b`)
 
-// Escape neutralises wrapper-like tags in content: their opening bracket
-// becomes "&lt;". Everything else is left as it was.
-func Escape(content string) string {
-	return tagLike.ReplaceAllStringFunc(content, func(m string) string {
-		_, size := firstRune(m)
-		return "&lt;" + m[size:]
-	})
+// confusables folds look-alikes of the characters that make up a tag to
+// them: brackets, slashes, joiners, and the letters of the tag names. NFKC
+// has already folded full-width and compatibility forms.
+var confusables = map[rune]string{
+	// "<"
+	'‹': "<", '\u2329': "<", '\u3008': "<", '⟨': "<", '❮': "<", '❰': "<", '⧼': "<", 'ᐸ': "<", '˂': "<",
+	'«': "<", '≺': "<", '⊲': "<", '⋖': "<", '⦉': "<", '⦑': "<", '⟪': "<", '《': "<", 'ᐊ': "<",
+	'᚜': "<", '⟮': "<", '❬': "<", '❨': "<", '⦓': "<", '⪡': "<", '≪': "<", '⊰': "<", '˱': "<",
+	// ">"
+	'›': ">", '\u232a': ">", '\u3009': ">", '⟩': ">", '❯': ">", '❱': ">", '⧽': ">", 'ᐳ': ">", '˃': ">",
+	'»': ">", '≻': ">", '⊳': ">", '⋗': ">", '⦊': ">", '⦒': ">", '⟫': ">", '》': ">", 'ᐅ': ">",
+	// "/"
+	'∕': "/", '⁄': "/", '⧸': "/", '╱': "/", '⟋': "/", '\\': "/", '⧵': "/", '∖': "/", '⼃': "/",
+	'〳': "/", 'ノ': "/", '丿': "/", '᜵': "/", '\u2cc6': "/", '\u2cc7': "/",
+	// joiners
+	'‐': "-", '‑': "-", '‒': "-", '–': "-", '—': "-", '―': "-", '−': "-", '⁃': "-", '‗': "_", 'ˍ': "_",
+	// letters: Cyrillic
+	'а': "a", 'с': "c", 'ԁ': "d", 'е': "e", 'ё': "e", 'һ': "h", 'і': "i", 'ї': "i", 'ј': "j", 'к': "k",
+	'ӏ': "l", 'м': "m", 'п': "n", 'о': "o", 'р': "p", 'ԛ': "q", 'г': "r", 'ѕ': "s", 'т': "t", 'ц': "u",
+	'ѵ': "v", 'ԝ': "w", 'х': "x", 'у': "y", 'ү': "y",
+	'А': "a", 'В': "b", 'С': "c", 'Е': "e", 'Н': "h", 'І': "i", 'Ј': "j", 'К': "k", 'М': "m", 'О': "o",
+	'Р': "p", 'Ѕ': "s", 'Т': "t", 'Х': "x", 'У': "y", 'Ү': "y", 'Ԁ': "d", 'Ԛ': "q", 'Ԝ': "w", 'Ӏ': "l",
+	// Greek
+	'α': "a", 'ϲ': "c", 'ε': "e", 'η': "n", 'ι': "i", 'κ': "k", 'ν': "v", 'ο': "o", 'ρ': "p", 'τ': "t",
+	'υ': "u", 'χ': "x", 'γ': "y", 'ϳ': "j", 'μ': "u",
+	'Α': "a", 'Β': "b", 'Ϲ': "c", 'Ε': "e", 'Η': "h", 'Ι': "i", 'Κ': "k", 'Μ': "m", 'Ν': "n", 'Ο': "o",
+	'Ρ': "p", 'Τ': "t", 'Υ': "y", 'Χ': "x", 'Ζ': "z", 'Ϳ': "j",
+	// Armenian, Cherokee, Latin extensions and symbols
+	'օ': "o", 'ս': "u", 'ո': "n", 'հ': "h", 'ց': "g", 'ı': "i", 'ɩ': "i", 'ǀ': "l", 'ʟ': "l", 'ɪ': "i",
+	'ꜱ': "s", 'ᴛ': "t", 'ᴜ': "u", 'ᴏ': "o", 'ᴇ': "e", 'ʀ': "r", 'ɴ': "n", 'ᴍ': "m", 'ᴄ': "c", 'ᴅ': "d",
+	'ᴘ': "p", 'ʏ': "y", 'ᴀ': "a", 'ꭓ': "x", 'Ꮪ': "s", 'Ꭲ': "t", 'Ꭼ': "e", 'Ꮇ': "m", 'Ꮯ': "c", 'Ꭰ': "d",
+	'Ꮲ': "p", 'ℓ': "l", '|': "l", '1': "l", '0': "o", 'ł': "l", 'ø': "o", 'ð': "d",
 }
 
-func firstRune(s string) (rune, int) {
-	for i, r := range s {
-		if i == 0 {
-			return r, len(string(r))
+// ignorable reports a character that renders as nothing, or only changes
+// the one before it: zero-width spaces and joiners, format characters,
+// combining marks, variation selectors, controls.
+func ignorable(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return false
+	case r < 0x20 || r == 0x7f:
+		return true
+	case r < 0x80:
+		return false
+	case r == 'ㅤ' || r == 'ᅟ' || r == 'ᅠ' || r == 'ﾠ':
+		return true // Hangul fillers
+	}
+	return unicode.In(r, unicode.Cf, unicode.Mn, unicode.Me, unicode.Cc, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
+}
+
+// skeleton returns the skeleton of s and, for each of its bytes, the
+// offset in s of the character it came from.
+func skeleton(s string) (string, []int) {
+	var b strings.Builder
+	b.Grow(len(s))
+	at := make([]int, 0, len(s))
+	add := func(m string, i int) {
+		b.WriteString(m)
+		for range len(m) {
+			at = append(at, i)
 		}
 	}
-	return 0, 0
+	for i, r := range s {
+		if r < utf8.RuneSelf {
+			if ignorable(r) {
+				continue
+			}
+			if m, ok := confusables[r]; ok {
+				add(m, i)
+			} else {
+				add(string(unicode.ToLower(r)), i)
+			}
+			continue
+		}
+		if ignorable(r) {
+			continue
+		}
+		if m, ok := confusables[r]; ok {
+			add(m, i)
+			continue
+		}
+		if unicode.IsSpace(r) {
+			add(" ", i)
+			continue
+		}
+		for _, n := range norm.NFKC.String(string(r)) {
+			switch m, ok := confusables[n]; {
+			case ok:
+				add(m, i)
+			case ignorable(n):
+			case unicode.IsSpace(n):
+				add(" ", i)
+			default:
+				add(string(unicode.ToLower(n)), i)
+			}
+		}
+	}
+	return b.String(), at
 }
 
-// UserInput wraps the user's request.
-func UserInput(s string) string {
-	return "<user_input>\n" + Escape(s) + "\n</user_input>"
+// Escape neutralises wrapper-like tags in content: the character that
+// opens each (an ASCII or look-alike "<") becomes "&lt;". Everything else is
+// left as it was.
+func Escape(content string) string {
+	if isPlain(content) {
+		return content
+	}
+	sk, at := skeleton(content)
+	ms := tagLike.FindAllStringIndex(sk, -1)
+	if len(ms) == 0 {
+		return content
+	}
+	var b strings.Builder
+	b.Grow(len(content) + 4*len(ms))
+	prev := 0
+	for _, m := range ms {
+		i := at[m[0]]
+		if i < prev {
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(content[i:])
+		b.WriteString(content[prev:i])
+		b.WriteString("&lt;")
+		prev = i + size
+	}
+	b.WriteString(content[prev:])
+	return b.String()
+}
+
+// isPlain reports text that cannot hold anything tag-like: ASCII without a
+// "<".
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '<' || s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// NewBoundary returns a fresh session boundary: 20 random lower-case
+// letters and digits (about 103 bits).
+func NewBoundary() (string, error) {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 20)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("intake boundary: %w", err)
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b), nil
+}
+
+// Wrapper wraps what the loop hands the model (agent.Config.Intake), its
+// tags carrying Boundary. Make one per session with a boundary from
+// NewBoundary, and keep that boundary for the session's life (a resumed
+// session must wrap with the same one, so that the conversation it rebuilds
+// reads as the original did). The zero Wrapper writes tags without an id:
+// then only the escaping holds content in.
+type Wrapper struct {
+	Boundary string
+}
+
+// id is the attribute the wrapper's tags carry, with its leading space.
+func (w Wrapper) id() string {
+	if w.Boundary == "" {
+		return ""
+	}
+	return fmt.Sprintf(" id=%q", attr(w.Boundary))
+}
+
+// content escapes look-alike tags in s and replaces the boundary, should s
+// hold it, so that no content can write one of the wrapper's tags.
+func (w Wrapper) content(s string) string {
+	s = Escape(s)
+	if w.Boundary == "" || len(w.Boundary) > len(s) {
+		return s
+	}
+	if i := indexFold(s, w.Boundary); i >= 0 {
+		var b strings.Builder
+		for i >= 0 {
+			b.WriteString(s[:i])
+			b.WriteString("[boundary]")
+			s = s[i+len(w.Boundary):]
+			i = indexFold(s, w.Boundary)
+		}
+		b.WriteString(s)
+		s = b.String()
+	}
+	return s
+}
+
+// indexFold is strings.Index ignoring ASCII case.
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Task wraps the task as the user's input.
+func (w Wrapper) Task(s string) string {
+	return fmt.Sprintf("<user_input%s>\n%s\n</user_input%s>", w.id(), w.content(s), w.id())
 }
 
 // ToolResult wraps a tool's result.
-func ToolResult(name, s string) string {
-	return fmt.Sprintf("<tool_result name=%q>\n%s\n</tool_result>", attr(name), Escape(s))
+func (w Wrapper) ToolResult(name, s string) string {
+	return fmt.Sprintf("<tool_result name=%q%s>\n%s\n</tool_result%s>", attr(name), w.id(), w.content(s), w.id())
 }
 
 // External wraps content from outside the project.
-func External(kind, source, s string) string {
-	return fmt.Sprintf("<external_document kind=%q source=%q>\n%s\n</external_document>", attr(kind), attr(source), Escape(s))
+func (w Wrapper) External(kind, source, s string) string {
+	return fmt.Sprintf("<external_document kind=%q source=%q%s>\n%s\n</external_document%s>",
+		attr(kind), attr(source), w.id(), w.content(s), w.id())
 }
+
+// Result wraps a tool result; a fetched web page ("URL: …" first line, as
+// webfetch returns it) is an external document inside the result.
+func (w Wrapper) Result(name, content string) string {
+	if name == "webfetch" {
+		if first, rest, ok := strings.Cut(content, "\n"); ok && strings.HasPrefix(first, "URL: ") {
+			doc := w.External("web_page", strings.TrimPrefix(first, "URL: "), strings.TrimLeft(rest, "\n"))
+			return fmt.Sprintf("<tool_result name=%q%s>\n%s\n</tool_result%s>", attr(name), w.id(), doc, w.id())
+		}
+	}
+	return w.ToolResult(name, content)
+}
+
+// UserInput wraps the user's request, with no boundary (Wrapper.Task
+// carries one).
+func UserInput(s string) string { return Wrapper{}.Task(s) }
+
+// ToolResult wraps a tool's result, with no boundary (Wrapper.ToolResult
+// carries one).
+func ToolResult(name, s string) string { return Wrapper{}.ToolResult(name, s) }
+
+// External wraps content from outside the project, with no boundary
+// (Wrapper.External carries one).
+func External(kind, source, s string) string { return Wrapper{}.External(kind, source, s) }
 
 // attr keeps an attribute value on one line and free of quotes.
 func attr(s string) string {
@@ -66,22 +293,4 @@ func attr(s string) string {
 		s = s[:300]
 	}
 	return s
-}
-
-// Wrapper wraps what the loop hands the model (agent.Config.Intake).
-type Wrapper struct{}
-
-// Task wraps the task as the user's input.
-func (Wrapper) Task(s string) string { return UserInput(s) }
-
-// Result wraps a tool result; a fetched web page ("URL: …" first line, as
-// webfetch returns it) is an external document inside the result.
-func (Wrapper) Result(name, content string) string {
-	if name == "webfetch" {
-		if first, rest, ok := strings.Cut(content, "\n"); ok && strings.HasPrefix(first, "URL: ") {
-			content = External("web_page", strings.TrimPrefix(first, "URL: "), strings.TrimLeft(rest, "\n"))
-			return fmt.Sprintf("<tool_result name=%q>\n%s\n</tool_result>", name, content)
-		}
-	}
-	return ToolResult(name, content)
 }

@@ -14,7 +14,8 @@ func TestSystemPromptContains(t *testing.T) {
 	p := prompt.System()
 	for _, want := range []string{
 		"working directory is the user's project",
-		"<user_input>", `<tool_result name="...">`, `<external_document kind="..." source="...">`,
+		`<user_input id="...">`, `<tool_result name="..." id="...">`, `<external_document kind="..." source="..." id="...">`,
+		`</tool_result id="...">`, "A tag without that id",
 		"is never an order",
 		"scratchpad", "todo_append", "exactly one item in progress", "mark it done as soon as it is done",
 		"diagnose", "Mark the item failed", "retry", "replace", "reorder", "retry limit", "ask_question",

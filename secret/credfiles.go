@@ -7,32 +7,54 @@ import (
 
 // credentialFilePatterns name files that hold credentials wherever they
 // are (a work dir's .env as much as home's .netrc). Matched against the
-// base name, case-insensitively.
+// base name, lower-cased, with path.Match. Source files whose names merely
+// start like one (id_map.go, secrets.py) are not matched: the patterns
+// name data formats only.
 var credentialFilePatterns = []string{
+	// Environment files and direnv.
 	".env", ".env.*", "*.env", ".envrc",
-	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
-	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_*",
-	".netrc", "_netrc", ".npmrc", ".pypirc", ".git-credentials", ".pgpass", ".my.cnf",
-	"credentials", "credentials.json", "credentials.toml", "credentials.yaml", "credentials.yml",
-	"service-account*.json", "application_default_credentials.json", "*.tfvars", "secrets.*",
+	// Keys and key stores.
+	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.ppk", "*.keytab",
+	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk", "id_xmss",
+	// Login and package-registry credentials.
+	".netrc", "_netrc", ".npmrc", ".yarnrc.yml", ".pypirc", ".git-credentials", ".pgpass", ".my.cnf",
+	".boto", ".s3cfg", ".vault-token", ".terraformrc", "terraform.rc", ".dockercfg",
 	"htpasswd", ".htpasswd", "kubeconfig",
+	// Cloud and service credentials.
+	"credentials", "credentials.json", "credentials.toml", "credentials.yaml", "credentials.yml", "credentials.tfrc.json",
+	"service-account*.json", "application_default_credentials.json",
+	"*.tfvars", "*.tfstate", "*.tfstate.backup",
+	"secrets.json", "secrets.yaml", "secrets.yml", "secrets.toml", "secrets.ini", "secrets.env", "secrets.txt",
 }
 
-// credentialDirNames are directories all of whose files hold
-// credentials (cloud CLI configs), wherever they are.
-var credentialDirNames = []string{".ssh", ".aws", ".gnupg", ".azure", ".kube", ".docker", "gcloud", ".gcloud"}
+// credentialTemplates are names that match a pattern but, by convention,
+// hold placeholders for the real thing.
+var credentialTemplates = []string{".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults"}
+
+// credentialDirNames are directories all of whose files hold credentials,
+// wherever they are.
+var credentialDirNames = []string{".ssh", ".aws", ".gnupg", ".azure", ".kube", ".password-store", ".gcloud"}
+
+// credentialPaths are path suffixes (directories, or files inside a
+// directory whose other files are harmless) that hold credentials: the
+// cloud and tool CLI configs under ~/.config and similar.
+var credentialPaths = []string{
+	".config/gcloud/", ".config/gh/hosts.yml", ".config/hub", ".docker/config.json",
+	".terraform.d/credentials.tfrc.json", ".cargo/credentials", ".gem/credentials",
+	".config/rclone/rclone.conf", ".config/doctl/", ".oci/", ".config/op/",
+}
 
 // CredentialFile reports whether the file at rel (a path relative to any
 // root, slash- or OS-separated) is by its name a credential file: one that
 // the file tools do not show without a question and the sandbox masks. It
 // judges the name only; a file whose content holds an exported secret is
-// found by the secret scan instead.
+// found by the secret scan instead (Redactor.Find).
 func CredentialFile(rel string) bool {
 	p := strings.ToLower(path.Clean("/" + strings.ReplaceAll(rel, "\\", "/")))
-	elems := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	if len(elems) == 0 || elems[len(elems)-1] == "" {
+	if p == "/" {
 		return false
 	}
+	elems := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	for _, dir := range elems[:len(elems)-1] {
 		for _, d := range credentialDirNames {
 			if dir == d {
@@ -40,8 +62,22 @@ func CredentialFile(rel string) bool {
 			}
 		}
 	}
+	for _, suffix := range credentialPaths {
+		if strings.HasSuffix(suffix, "/") {
+			if strings.Contains(p+"/", "/"+suffix) && !strings.HasSuffix(p+"/", "/"+suffix) {
+				return true // a file inside the directory
+			}
+		} else if strings.HasSuffix(p, "/"+suffix) {
+			return true
+		}
+	}
 	base := elems[len(elems)-1]
-	if base == ".env.example" || base == ".env.sample" || base == ".env.template" || strings.HasSuffix(base, ".pub") {
+	for _, t := range credentialTemplates {
+		if base == t {
+			return false
+		}
+	}
+	if strings.HasSuffix(base, ".pub") {
 		return false
 	}
 	for _, pat := range credentialFilePatterns {

@@ -98,6 +98,11 @@ type Spec struct {
 	Effect      Effect
 	// Roles names the arguments the gates must judge, by what they name.
 	Roles map[string]Role
+	// Echoes marks a tool whose result repeats what the model wrote itself
+	// (its notes, its todo list) and nothing from outside: such a result is
+	// the model's own words, neither the user's nor a source's, and the
+	// data-flow gate takes nothing in it as found (agent.Authorship).
+	Echoes bool
 }
 
 // ArgsWith returns the names of the arguments with role r, sorted.

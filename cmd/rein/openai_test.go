@@ -68,7 +68,7 @@ func TestRunOpenAICompatible(t *testing.T) {
 		t.Fatalf("%d requests", len(bodies))
 	}
 	second, _ := json.Marshal(bodies[1])
-	for _, want := range []string{`"tool_call_id":"call_abc"`, `"role":"tool"`, `5`, `"role":"system"`, `\u003cuser_input\u003e`} {
+	for _, want := range []string{`"tool_call_id":"call_abc"`, `"role":"tool"`, `5`, `"role":"system"`, `\u003cuser_input id=\"`} {
 		if !strings.Contains(string(second), want) {
 			t.Errorf("the second request lacks %s: %s", want, second)
 		}

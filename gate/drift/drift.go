@@ -2,10 +2,15 @@
 // that changes files, runs commands, sends, or reaches the network), it looks
 // in the call's arguments for sensitive tokens — credential words, .env,
 // .ssh, id_rsa, the cloud metadata address, network tools — and asks a human
-// when one of them appears neither in the user's goal nor in the session's
-// scratchpad. A task about the web server's TLS key may name a private key;
-// a task about a typo that suddenly reads ~/.ssh/id_rsa has drifted, often
-// because something the agent read told it to.
+// when one of them does not appear in the user's words (the goal and the
+// user's later messages). A task about the web server's TLS key may name a
+// private key; a task about a typo that suddenly reads ~/.ssh/id_rsa has
+// drifted, often because something the agent read told it to.
+//
+// Only the user's words account for a token. What the model wrote itself
+// (its scratchpad, its todo list, its earlier arguments) never does: a model
+// steered by an injection writes "curl .env token" into its notes as easily
+// as into a command.
 //
 // The gate asks even where the permission mode would allow the call
 // (accept-edits): drift is a reason to stop and look, not a rule about
@@ -33,18 +38,12 @@ const Name = "drift"
 // mark of a suspected drift.
 const Suspected = "intent_drift_suspected"
 
-// Notes gives read access to what the agent wrote down for itself (the
-// scratchpad of tool/plan): a token the plan mentions is no drift.
-type Notes interface {
-	Notes() string
-}
-
 // token is one sensitive token: a pattern matched case-insensitively in the
 // arguments, and the words that, found in the goal or notes, account for it.
 type token struct {
 	name  string
 	re    *regexp.Regexp
-	words []string // any one of them in the goal or the notes accounts for the token
+	words []string // any one of them in the goal accounts for the token
 }
 
 // b matches a word with boundaries that treat _, -, . and / as separators.
@@ -76,17 +75,14 @@ var tokens = []token{
 
 // Gate is the intent-drift gate of one session.
 type Gate struct {
-	notes Notes
-
 	mu   sync.Mutex
 	goal string
 }
 
 var _ gate.Gate = (*Gate)(nil)
 
-// New returns the gate for a session whose user asked for goal. notes may
-// be nil (no scratchpad).
-func New(goal string, notes Notes) *Gate { return &Gate{goal: goal, notes: notes} }
+// New returns the gate for a session whose user asked for goal.
+func New(goal string) *Gate { return &Gate{goal: goal} }
 
 // Name returns "drift".
 func (*Gate) Name() string { return Name }
@@ -101,8 +97,8 @@ func HighRisk(t tool.Tool) bool {
 	return s.Effect != tool.ReadOnly || len(s.ArgsWith(tool.RoleURL)) > 0
 }
 
-// Check asks when a high-risk call's arguments hold a sensitive token its
-// goal and notes do not account for, and allows everything else.
+// Check asks when a high-risk call's arguments hold a sensitive token the
+// user's words do not account for, and allows everything else.
 func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 	if !HighRisk(c.Tool) {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "not a high-risk call"}
@@ -112,7 +108,7 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "no sensitive token the goal does not account for"}
 	}
 	return gate.Verdict{Decision: gate.Ask, Gate: Name,
-		Reason: fmt.Sprintf("%s: the %s call names %s, which neither the user's goal nor the scratchpad mentions",
+		Reason: fmt.Sprintf("%s: the %s call names %s, which the user's words do not mention",
 			Suspected, c.Name, strings.Join(found, ", ")),
 		Hint: fmt.Sprintf("This %s call touches something sensitive that the user's task did not mention, so it needs the user's confirmation, "+
 			"and it was not given. If the task truly needs it, explain why to the user instead of retrying.", c.Name)}
@@ -153,16 +149,12 @@ func argText(c *gate.Call) string {
 
 func (g *Gate) context() string {
 	g.mu.Lock()
-	s := g.goal
-	g.mu.Unlock()
-	if g.notes != nil {
-		s += "\n" + g.notes.Notes()
-	}
-	return strings.ToLower(s)
+	defer g.mu.Unlock()
+	return strings.ToLower(g.goal)
 }
 
 // Drifted returns the names of the sensitive tokens in args that context
-// (the goal and notes, lower-cased) does not account for, in list order.
+// (the user's words) does not account for, in list order.
 func Drifted(args, context string) []string {
 	context = strings.ToLower(context)
 	var found []string

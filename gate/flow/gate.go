@@ -4,8 +4,11 @@
 //
 // A Ledger remembers what entered the context, by trust: the user's words
 // (the task, the user's replies) as trusted, every tool result as
-// untrusted, with the tool that produced it. The agent loop feeds it
-// (agent.Config.Provenance). The Gate judges each call to a tool whose
+// untrusted, with the tool that produced it, and what the model wrote
+// itself (its arguments, and the results of tools that echo its own words,
+// tool.Spec.Echoes) as neither: the model's words are never trusted and
+// never vouch for a link. The agent loop feeds it
+// (agent.Config.Provenance, agent.Authorship). The Gate judges each call to a tool whose
 // effect is not read-only: when an argument in a sensitive position
 // carries a value derived from untrusted text that the user never gave,
 // the gate asks a human (or denies, as configured), whatever the
@@ -65,7 +68,9 @@
 // untrusted data (a sum, a translation, a re-spelling), nor data carried
 // in arguments that are not marked sensitive (an email's body). Of a
 // read-only tool it judges only its URLs, when the URL is not a link copied
-// whole from a tool result (checkRead): what it reads is itself recorded
+// whole from a tool result (checkRead; a result that only repeats what the
+// model wrote — its notes, an error quoting its argument, a file it wrote
+// read back whole — copies nothing): what it reads is itself recorded
 // as untrusted, but a GET carries its query, path and host out. Query
 // values count from any untrusted source; path segments and host labels
 // only from sources other than the reading tool, so that a URL built from

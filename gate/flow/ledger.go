@@ -1,12 +1,15 @@
 package flow
 
 import (
+	"encoding/json"
+	"fmt"
 	"math/big"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/internal/numread"
+	"github.com/reinhq/rein/tool"
 )
 
 // Window is the length, in bytes of compacted text, of the pieces a long
@@ -34,6 +37,16 @@ type Ledger struct {
 	// trustedText is every trusted text compacted, NUL-separated: a short
 	// value the user wrote inside a longer word is still the user's.
 	trustedText strings.Builder
+
+	// authored holds the windows the model wrote first (in its arguments,
+	// in notes it read back) before any trusted or untrusted text held
+	// them; echoed, the windows of untrusted text that one of them had
+	// already been when that text first brought it. A link is copied from
+	// a tool result only when no window of it is echoed: a result that
+	// repeats the model's own words (an error quoting the path it was
+	// given, a file it wrote read back) vouches for nothing.
+	authored map[uint64]struct{}
+	echoed   map[uint64]struct{}
 }
 
 // side is the index of one trust level.
@@ -49,7 +62,83 @@ func newSide[V any]() side[V] {
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{srcIdx: map[string]int32{}, untrusted: newSide[int32](), trusted: newSide[struct{}]()}
+	return &Ledger{srcIdx: map[string]int32{}, untrusted: newSide[int32](), trusted: newSide[struct{}](),
+		authored: map[uint64]struct{}{}, echoed: map[uint64]struct{}{}}
+}
+
+// Arguments records the arguments of a call the model made to t (nil when
+// the tool is unknown) as the model's own words: every string in them,
+// keys included, JSON escapes undone. They are neither trusted nor a
+// source; their windows that no text held before can never make a link
+// "copied" (see copied). The URLs of a read-only tool's URL arguments are
+// left out: the gate judges them itself before the call runs, so a page
+// fetched from a URL the model thought of may still be followed by its
+// links.
+func (l *Ledger) Arguments(t tool.Tool, args json.RawMessage) {
+	var m map[string]any
+	if err := json.Unmarshal(args, &m); err != nil {
+		l.Authored("", string(args))
+		return
+	}
+	var spec tool.Spec
+	if t != nil {
+		spec = t.Spec()
+	}
+	var b strings.Builder
+	for k, v := range m {
+		b.WriteString(k)
+		b.WriteByte(0)
+		if spec.Effect == tool.ReadOnly && spec.Roles[k] == tool.RoleURL {
+			continue
+		}
+		strs(v, &b)
+	}
+	l.Authored("", b.String())
+}
+
+// strs writes every string and number in v, each followed by a NUL.
+func strs(v any, b *strings.Builder) {
+	switch v := v.(type) {
+	case string:
+		b.WriteString(v)
+		b.WriteByte(0)
+	case map[string]any:
+		for k, x := range v {
+			b.WriteString(k)
+			b.WriteByte(0)
+			strs(x, b)
+		}
+	case []any:
+		for _, x := range v {
+			strs(x, b)
+		}
+	case float64:
+		fmt.Fprintf(b, "%v", v)
+		b.WriteByte(0)
+	}
+}
+
+// Authored records text the model wrote itself and now reads back (the
+// result of a tool that echoes it: its scratchpad, its todo list). Such text
+// is not recorded as untrusted — what it repeats of a tool result was
+// recorded when that result came — and never vouches for a link.
+func (l *Ledger) Authored(_, text string) {
+	c := Compact(Decode(text))
+	if len(c) < Window {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := 0; i+Window <= len(c); i++ {
+		w := window(c, i)
+		if _, ok := l.untrusted.windows[w]; ok {
+			continue
+		}
+		if _, ok := l.trusted.windows[w]; ok {
+			continue
+		}
+		l.authored[w] = struct{}{}
+	}
 }
 
 // Trusted records the user's words: the task, the user's replies.
@@ -88,6 +177,9 @@ func (l *Ledger) Untrusted(source, text string) {
 	for _, w := range n.windows {
 		if _, seen := l.untrusted.windows[w]; !seen {
 			l.untrusted.windows[w] = src
+			if _, mine := l.authored[w]; mine {
+				l.echoed[w] = struct{}{}
+			}
 		}
 	}
 	for _, t := range n.tokens {
@@ -185,10 +277,11 @@ func (l *Ledger) originExcept(value, skip string) (string, bool) {
 }
 
 // copied reports whether value, compacted, is Window bytes or longer and
-// every run of Window bytes of it occurs in untrusted text: a link copied
-// whole from a tool result. Text assembled from pieces (an attacker's URL
-// with what the agent read appended) has runs across the joins that no
-// text holds.
+// every run of Window bytes of it occurs in untrusted text, none of them
+// first written by the model: a link copied whole from a tool result. Text
+// assembled from pieces (an attacker's URL with what the agent read
+// appended) has runs across the joins that no text holds, or that only a
+// tool repeating the model's own words (an echo) holds.
 func (l *Ledger) copied(value string) bool {
 	c := Compact(Decode(value))
 	if len(c) < Window {
@@ -197,7 +290,11 @@ func (l *Ledger) copied(value string) bool {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	for i := 0; i+Window <= len(c); i++ {
-		if _, ok := l.untrusted.windows[window(c, i)]; !ok {
+		w := window(c, i)
+		if _, ok := l.untrusted.windows[w]; !ok {
+			return false
+		}
+		if _, echo := l.echoed[w]; echo {
 			return false
 		}
 	}

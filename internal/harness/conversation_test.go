@@ -44,7 +44,7 @@ func TestConversation(t *testing.T) {
 		t.Fatalf("Next saw answers %q", answers)
 	}
 	last := m.reqs[2]
-	for _, want := range []string{"first question", `"one"`, `"two"`, "\\u003cuser_input\\u003e\\nthanks", "[REDACTED:ANTHROPIC_KEY]"} {
+	for _, want := range []string{"first question", `"one"`, `"two"`, "\\u003e\\nthanks\\n\\u003c/user_input id=", "[REDACTED:ANTHROPIC_KEY]"} {
 		if !strings.Contains(last, want) {
 			t.Errorf("the third request lacks %s:\n%s", want, last)
 		}

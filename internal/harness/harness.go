@@ -91,9 +91,9 @@ type Spec struct {
 	// starts (rein prints a loud warning for none).
 	Announce func(backend string)
 	// Drift adds the intent-drift gate (gate/drift): a high-risk call whose
-	// arguments name something sensitive that neither the task (nor, in a
-	// conversation, any later message of the user's) nor the scratchpad
-	// mentions needs a human's yes.
+	// arguments name something sensitive that neither the task nor, in a
+	// conversation, any later message of the user's mentions needs a
+	// human's yes (the model's own notes account for nothing).
 	Drift bool
 	// Next, when set, makes the session a conversation: after each task
 	// that ends done, Next gets the result and returns the user's next
@@ -106,6 +106,9 @@ type Spec struct {
 type Resumed struct {
 	Log   *audit.Writer // the session's own log, opened with audit.Append
 	State agent.State
+	// Boundary is the session's intake boundary, from its start record
+	// (meta "intake_boundary"); empty makes a new one.
+	Boundary string
 }
 
 // Check outcomes.
@@ -230,7 +233,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	}
 	net := &network.Policy{Allow: spec.NetAllow}
 	env := Env{Root: root, WorkDir: workdir, ReadLines: spec.ReadLines, Outbox: &mail.Outbox{}, Plan: plan.New(),
-		Desk: spec.Desk, Bank: spec.Bank, Asker: spec.Asker, Net: net, Exec: exec}
+		Desk: spec.Desk, Bank: spec.Bank, Asker: spec.Asker, Net: net, Exec: exec, Redact: redact}
 	reg, err := Tools(env)
 	if err != nil {
 		return nil, err
@@ -240,7 +243,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	}
 	var dg *drift.Gate
 	if spec.Drift {
-		dg = drift.New(spec.Task, env.Plan)
+		dg = drift.New(spec.Task)
 		spec.Policy.Drift = dg
 	}
 	// The data-flow gate judges by what the loop tells this ledger.
@@ -255,7 +258,19 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta, err := json.Marshal(sessionMeta{Settings: spec.Meta, Sandbox: backend, Token: token.Masked()})
+	// One intake boundary for the session's life: a resumed session wraps
+	// with the one its start record holds.
+	boundary := ""
+	if spec.Resume != nil {
+		boundary = spec.Resume.Boundary
+	}
+	if boundary == "" {
+		if boundary, err = intake.NewBoundary(); err != nil {
+			return nil, err
+		}
+	}
+	wrap := intake.Wrapper{Boundary: boundary}
+	meta, err := json.Marshal(sessionMeta{Settings: spec.Meta, Sandbox: backend, Token: token.Masked(), Boundary: boundary})
 	if err != nil {
 		return nil, fmt.Errorf("encode configuration: %w", err)
 	}
@@ -296,7 +311,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		Session:          id,
 		Snapshots:        snaps,
 		Redact:           redact,
-		Intake:           intake.Wrapper{},
+		Intake:           wrap,
 		Provenance:       prov,
 		Price:            spec.Price,
 		MaxContextTokens: spec.MaxContextTokens,
@@ -319,7 +334,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		if dg != nil {
 			dg.AddGoal(msg)
 		}
-		res = loop.Resume(ctx, nextTurn(res, redact(msg)))
+		res = loop.Resume(ctx, nextTurn(res, redact(msg), wrap))
 	}
 	if err := log.Close(); err != nil && res.Err == nil {
 		res.Stop, res.Err = agent.StopError, fmt.Errorf("close the audit log: %w", err)
@@ -351,6 +366,9 @@ type sessionMeta struct {
 	Sandbox  string `json:"sandbox,omitempty"`
 	// Token is the session token commands get, masked (secret.Mask).
 	Token string `json:"session_token,omitempty"`
+	// Boundary is the session's intake boundary (intake.Wrapper), which a
+	// resumed session must wrap with again.
+	Boundary string `json:"intake_boundary,omitempty"`
 }
 
 // withToken returns redact, also replacing the session token.
@@ -370,9 +388,9 @@ func withToken(redact func(string) string, token string) func(string) string {
 // task that ended done: the conversation so far and the user's message
 // (marked as the user's input, like the first task), with what was used
 // counted on.
-func nextTurn(res agent.Result, msg string) agent.State {
+func nextTurn(res agent.Result, msg string, wrap intake.Wrapper) agent.State {
 	msgs := append([]model.Message(nil), res.Messages...)
-	msgs = append(msgs, model.Message{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(intake.Wrapper{}.Task(msg))}})
+	msgs = append(msgs, model.Message{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(wrap.Task(msg))}})
 	return agent.State{
 		Messages: msgs,
 		Used:     budget.Used{Steps: res.Steps, ToolCalls: res.ToolCalls, Usage: res.Usage, Tokens: res.Tokens, CostUSD: res.CostUSD},

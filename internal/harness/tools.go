@@ -37,7 +37,8 @@ type Env struct {
 	Asker     approve.Asker
 	Net       *network.Policy
 	Exec      sandbox.Executor
-	Bank      *bank.Ledger // the bank tools are present only with a ledger
+	Bank      *bank.Ledger        // the bank tools are present only with a ledger
+	Redact    func(string) string // the session's redactor: files it would change are credential files
 }
 
 // Tools returns the registry of a session's tools.
@@ -57,7 +58,7 @@ func Tools(e Env) (*tool.Registry, error) {
 	if e.Exec == nil {
 		e.Exec = &sandbox.Local{}
 	}
-	tools := fstool.Tools(e.Root, fstool.Options{DefaultLimit: e.ReadLines})
+	tools := fstool.Tools(e.Root, fstool.Options{DefaultLimit: e.ReadLines, Redact: e.Redact})
 	tools = append(tools,
 		bash.RunBash(e.Exec, e.WorkDir, bash.Options{}),
 		web.Fetch(e.Net),

@@ -46,6 +46,11 @@ type Options struct {
 	DefaultLimit int   // lines read_file returns when limit is omitted (default 2000, at most 2000)
 	MaxFileBytes int64 // largest file read, searched or edited (default 10 MB)
 	MaxResults   int   // grep matches / glob paths returned (default 200 / 500)
+	// Redact, when set, is the session's redactor (secret.Redactor.Redact):
+	// a file in which it would change anything (an exported secret's value
+	// or a spelling of it, a private key, a known key format) is a
+	// credential file to read_file and grep, as one named like it is.
+	Redact func(string) string
 }
 
 func (o Options) limit() int {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	iofs "io/fs"
 	"os"
 	"path"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/reinhq/rein/secret"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -48,30 +48,69 @@ func compileGrep(p string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
+// Grepper is the grep tool. Searching a credential file it was pointed at
+// needs a human's yes (tool.Confirmer); in a directory, credential files
+// are skipped with a note, their lines never shown.
+type Grepper struct {
+	*tool.Func[GrepArgs]
+	w        workdir
+	redact   func(string) string
+	maxBytes int64
+	cleared  clearance
+}
+
+var _ tool.Confirmer = (*Grepper)(nil)
+
+// Confirm returns why the search needs a human's yes: "path" names a
+// credential file (see Reader.Confirm). A directory never does: its
+// credential files are skipped.
+func (g *Grepper) Confirm(ctx context.Context, args json.RawMessage) string {
+	var a GrepArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return ""
+	}
+	rel, err := g.w.rel(a.Path)
+	if err != nil || g.w.root == nil {
+		return ""
+	}
+	if info, err := g.w.root.Stat(rel); err != nil || info.IsDir() {
+		return ""
+	}
+	if why := g.w.credentialReason(ctx, rel, display(a.Path), "search", g.redact, g.maxBytes); why != "" {
+		return "grep " + why
+	}
+	g.cleared.clear(rel)
+	return ""
+}
+
 // Grep returns the grep tool: lines of text files that match a regular
 // expression, as "path:line: text".
-func Grep(root *os.Root, o Options) tool.Tool {
+func Grep(root *os.Root, o Options) *Grepper {
 	w := newWorkdir(root)
 	maxResults, maxBytes := o.results(DefaultGrepMax), o.maxBytes()
+	g := &Grepper{w: w, redact: o.Redact, maxBytes: maxBytes}
 	schema := `{"type":"object","properties":{` +
 		`"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"Go (RE2) regular expression matched against each line, e.g. func \\w+\\( or TODO"},` +
 		`"path":{"type":"string","maxLength":4096,"description":"File or directory to search, relative to the working directory; default the working directory"},` +
 		`"include":{"type":"string","maxLength":1024,"pattern":"^[^/]","description":"Only search files whose name matches this glob, e.g. *.go; with a / it matches the path below \"path\", e.g. **/testdata/*.txt"}},` +
 		`"required":["pattern"],"additionalProperties":false}`
-	return tool.New(tool.Spec{
+	f := tool.New(tool.Spec{
 		Name: "grep",
 		Description: fmt.Sprintf("Search the text files in the working directory for lines that match a Go (RE2) regular expression. "+
 			"Returns matches as path:line: text, at most %d, with a notice when there are more; long lines are cut. "+
 			"\"path\" may be a file or a directory (default the working directory); \"include\" limits the search to file names matching a glob such as *.go. "+
-			"Binary files, files over %s, .git and symbolic links inside directories are skipped. "+
+			"Binary files, files over %s, .git, FIFOs and devices, and symbolic links inside directories are skipped; so are credential files (.env, keys, tokens, files that hold a secret) "+
+			"unless you name one as \"path\", which needs a human's approval. "+
 			"Use it to find where something is defined or used before reading the file; it does not search outside the working directory.", maxResults, size(maxBytes)),
 		Schema: json.RawMessage(schema),
 		Effect: tool.ReadOnly,
 		Roles:  map[string]tool.Role{"path": tool.RolePath, "include": tool.RoleGlob},
 	}, func(ctx context.Context, a GrepArgs) (string, error) {
-		s := &search{w: w, max: maxResults, maxBytes: maxBytes}
+		s := &search{w: w, max: maxResults, maxBytes: maxBytes, redact: o.Redact, cleared: &g.cleared}
 		return s.run(ctx, a)
 	})
+	g.Func = f
+	return g
 }
 
 // search is one grep call's state.
@@ -85,7 +124,13 @@ type search struct {
 	more     bool // a match past max was found
 	skipped  int  // files skipped as binary or too large
 	visits   int
+	redact   func(string) string
+	secret   []string // credential files skipped in a directory, in walk order
+	cleared  *clearance
 }
+
+// maxNamed is how many skipped credential files the note names.
+const maxNamed = 5
 
 func (s *search) run(ctx context.Context, a GrepArgs) (string, error) {
 	var err error
@@ -122,7 +167,13 @@ func (s *search) run(ctx context.Context, a GrepArgs) (string, error) {
 		if s.skipped > 0 {
 			msg += fmt.Sprintf("; %d binary or oversized files skipped", s.skipped)
 		}
+		if n := s.secretNote(); n != "" {
+			msg += "\n" + n
+		}
 		return msg, nil
+	}
+	if n := s.secretNote(); n != "" {
+		fmt.Fprintf(&s.out, "%s\n", n)
 	}
 	if s.more {
 		fmt.Fprintf(&s.out, "[stopped at %d matches; narrow the pattern, the path or include to see the rest]\n", s.max)
@@ -153,6 +204,9 @@ func (s *search) dir(ctx context.Context, base string, inc glob) error {
 		case d.IsDir() || !d.Type().IsRegular():
 			return nil // symbolic links and devices are not followed or read
 		case len(inc.segs) > 0 && !includes(inc, base, p):
+			return nil
+		case secret.CredentialFile(p):
+			s.secret = append(s.secret, p)
 			return nil
 		}
 		if err := s.file(ctx, p, false); err != nil {
@@ -185,16 +239,18 @@ func (s *search) file(ctx context.Context, p string, named bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	f, err := s.w.root.Open(p)
+	f, _, err := openRegular(s.w.root, p, p, "search")
 	if err != nil {
 		if named {
-			return opErr("search", p, err)
+			return err
 		}
-		return nil
+		return nil // swapped for a FIFO or a device after the walk saw it: skip it
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, s.maxBytes+1))
+	data, err := readAll(ctx, f, s.maxBytes+1)
 	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
 	case err != nil && named:
 		return opErr("search", p, err)
 	case err != nil:
@@ -212,6 +268,17 @@ func (s *search) file(ctx context.Context, p string, named bool) error {
 		s.skipped++
 		return nil
 	}
+	if named {
+		if err := s.w.recheck(s.cleared, p, p, s.redact, data); err != nil {
+			return err
+		}
+	}
+	if !named && s.redact != nil && s.re.Match(data) && len(secretsIn(s.redact, string(data))) > 0 {
+		// A file holding a secret the redactor knows: its lines could carry
+		// what redaction does not hide.
+		s.secret = append(s.secret, p)
+		return nil
+	}
 	for n := 1; len(data) > 0; n++ {
 		var line []byte
 		line, data, _ = bytes.Cut(data, []byte{'\n'})
@@ -226,6 +293,20 @@ func (s *search) file(ctx context.Context, p string, named bool) error {
 		fmt.Fprintf(&s.out, "%s:%d: %s\n", p, n, clip(line))
 	}
 	return nil
+}
+
+// secretNote says which credential files a directory search skipped.
+func (s *search) secretNote() string {
+	if len(s.secret) == 0 {
+		return ""
+	}
+	names := s.secret[:min(len(s.secret), maxNamed)]
+	more := ""
+	if len(s.secret) > maxNamed {
+		more = fmt.Sprintf(" and %d more", len(s.secret)-maxNamed)
+	}
+	return fmt.Sprintf("[%s not searched: %s%s. To search one, give it as \"path\": a human must approve]",
+		plural(len(s.secret), "credential file"), strings.Join(names, ", "), more)
 }
 
 // clip returns a line for output: without a trailing CR, valid UTF-8, and

@@ -20,6 +20,7 @@ func (s *Session) scratchpadRead() tool.Tool {
 			"Returns \"(empty)\" when there are none. It takes no arguments.",
 		Schema: readSchema,
 		Effect: tool.ReadOnly,
+		Echoes: true, // the model's own notes: never a source, never an exemption
 	}, func(context.Context, readArgs) (string, error) {
 		if n := s.Notes(); n != "" {
 			return n, nil
@@ -55,6 +56,7 @@ func (s *Session) scratchpadWrite() tool.Tool {
 			"The scratchpad holds at most %d bytes. Notes are private to this session and are not shown to anyone.", MaxScratchpad),
 		Schema: writeSchema,
 		Effect: tool.ReadOnly,
+		Echoes: true, // the model's own notes: never a source, never an exemption
 	}, func(ctx context.Context, a writeArgs) (string, error) {
 		if err := ctx.Err(); err != nil {
 			return "", err

@@ -93,6 +93,7 @@ func (s *Session) todoAppend() tool.Tool {
 			MaxAppend, MaxTodos),
 		Schema: appendSchema,
 		Effect: tool.ReadOnly,
+		Echoes: true, // the model's own notes: never a source, never an exemption
 	}, func(ctx context.Context, a appendArgs) (string, error) {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -130,6 +131,7 @@ func (s *Session) todoList() tool.Tool {
 			"It takes no arguments.",
 		Schema: readSchema,
 		Effect: tool.ReadOnly,
+		Echoes: true, // the model's own notes: never a source, never an exemption
 	}, func(context.Context, readArgs) (string, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -198,6 +200,7 @@ func (s *Session) todoUpdate() tool.Tool {
 			MaxRetries),
 		Schema: updateSchema,
 		Effect: tool.ReadOnly,
+		Echoes: true, // the model's own notes: never a source, never an exemption
 	}, func(ctx context.Context, a updateArgs) (string, error) {
 		if err := ctx.Err(); err != nil {
 			return "", err
