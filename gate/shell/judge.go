@@ -285,6 +285,7 @@ func (a *analyzer) judgeFamily(name string, argv []arg, sc *scope, in *input, cm
 	if a.pkg(fam, argv, sc, cmd) {
 		return
 	}
+	a.commandTail(name, argv, sc, cmd)
 }
 
 // inner judges a command run by a wrapper: argv[0] is name (or the given

@@ -271,7 +271,7 @@ func (a *analyzer) shellEscapes(name string, argv []arg, sc *scope, cmd string) 
 			for _, pre := range []string{"!", "shell ", ".shell ", ".system ", "\\! ", "\\!", "system ", "r !", "r!", "w !", "w!", "silent !", "call system("} {
 				if j := strings.Index(t, pre); j >= 0 && (j == 0 || pre[0] != '!') {
 					a.ask(ruleInterpreterCode, name+" runs shell commands from its options", cmd)
-					a.nested(strings.Trim(t[j+len(pre):], "\")\""), sc, name, false, true, cmd)
+					a.nested(strings.Trim(t[j+len(pre):], "\")"), sc, name, false, true, cmd)
 					break
 				}
 			}
