@@ -73,9 +73,13 @@ func (a *analyzer) record(argv []arg, sc *scope) {
 		for i, x := range argv[1:] {
 			if x.lit {
 				c.Args[i] = x.val
-			} else {
-				c.Dynamic = true
+				continue
 			}
+			c.Dynamic = true
+			if c.Unknown == nil {
+				c.Unknown = make([]bool, len(c.Args))
+			}
+			c.Unknown[i] = true
 		}
 	}
 	a.res.Commands = append(a.res.Commands, c)

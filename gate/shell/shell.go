@@ -50,6 +50,9 @@ type Command struct {
 	Name    string   // resolved command name: basename of the literal word ("/usr/bin/curl" -> "curl"); "" if not literal
 	Args    []string // the literal argument words after the name, quotes removed; a non-literal word is recorded as "" and sets Dynamic
 	Dynamic bool     // the name or an argument is built from variables, substitutions, globs-with-vars...
+	// Unknown[i] says Args[i] is only known at run time (and may stand for
+	// any number of words); nil when no argument is.
+	Unknown []bool
 	Via     []string // wrapper chain it was found inside, outermost first, e.g. ["sudo", "bash -c"]
 }
 
