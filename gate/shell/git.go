@@ -113,6 +113,14 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 		if hasOpt(rest, "--hard") {
 			a.ask(ruleGitResetHard, "git reset --hard discards uncommitted changes", cmd)
 		}
+	case "apply", "am":
+		p := a.parseOpts(rest, 0, "pC", []string{"exclude", "include", "directory", "whitespace", "build-fake-ancestor"}, false)
+		if len(p.ops) == 0 {
+			a.patchFiles("git "+sub.val, arg{}, false, in, sc, cmd)
+		}
+		for _, o := range p.ops {
+			a.patchFiles("git "+sub.val, o, true, in, sc, cmd)
+		}
 	case "clean":
 		a.gitClean(rest, cmd)
 	case "rm":
@@ -141,8 +149,12 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 	case "clone":
 		a.gitClone(rest, sc, cmd)
 	case "init":
-		if p := a.parseOpts(rest, 0, "b", []string{"template", "separate-git-dir", "object-format", "initial-branch", "shared"}, false); len(p.ops) > 0 {
+		p := a.parseOpts(rest, 0, "b", []string{"template", "separate-git-dir", "object-format", "initial-branch", "shared"}, false)
+		if len(p.ops) > 0 {
 			a.writePath(p.ops[0], sc, cmd, "git init creates")
+		}
+		if t, ok := p.value("--template"); ok && t.val != "" {
+			a.ask(ruleGitHooks, "git init --template installs hooks from another directory", cmd)
 		}
 	case "worktree":
 		if len(rest) > 0 && rest[0].val == "add" {

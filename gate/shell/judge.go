@@ -183,6 +183,12 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 	case "cp", "mv", "install", "ln", "tee", "touch", "mkdir", "chmod", "chown", "chgrp", "truncate", "sort",
 		"mkfifo", "mknod", "link", "fallocate", "split", "csplit", "patch", "ginstall", "gcp", "gmv":
 		a.writeCmd(name, argv, sc, cmd)
+		if name == "patch" {
+			p := a.parseOpts(argv, 1, "oiBdDFpVYzrgM", []string{"output", "input", "prefix", "directory", "ifdef", "fuzz",
+				"strip", "version-control", "basename-prefix", "suffix", "reject-file", "get", "quoting-style", "merge"}, false)
+			f, ok := p.value("-i", "--input")
+			a.patchFiles("patch", f, ok, in, sc, cmd)
+		}
 	case "sed", "gsed":
 		a.sed(argv, sc, cmd)
 	case "tar", "gtar", "bsdtar":

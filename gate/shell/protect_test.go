@@ -78,6 +78,14 @@ func TestProtectedPaths(t *testing.T) {
 		{"git show HEAD:hook > .git/hooks/pre-commit", ask, pp},
 		{"git config -f .gitmodules submodule.x.url u", ask, pp},
 		{"mkdir -p .git/hooks && cp x .git/hooks/", ask, pp},
+		// patches whose text is known
+		{"git apply <<'EOF'\ndiff --git a/.vscode/tasks.json b/.vscode/tasks.json\n--- a/.vscode/tasks.json\n+++ b/.vscode/tasks.json\n@@ -1 +1 @@\n-x\n+y\nEOF", ask, pp},
+		{"printf '%s' x > p.diff; cat > p.diff <<'EOF'\n--- a/x\n+++ b/.envrc\nEOF\ngit apply p.diff", ask, pp},
+		{"patch -p1 <<'EOF'\n--- a/.bashrc\n+++ b/.bashrc\n@@ -1 +1 @@\n-a\n+b\nEOF", ask, pp},
+		{"cat > f.patch <<'EOF'\n+++ .mcp.json\nEOF\npatch -i f.patch", ask, pp},
+		{"cat > f.patch <<'EOF'\n+++ b/.claude/settings.json\nEOF\npatch -p1 < f.patch", ask, pp},
+		{"git apply <<'EOF'\ndiff --git a/x b/y\nrename from x\nrename to .gitmodules\nEOF", ask, pp},
+		{"git init --template=/tmp/t repo", ask, "git-hooks"},
 		// globs that may name a protected file
 		{"cp x .[g]it/config", ask, pp},
 		{"cp x .g?t/hooks/pre-commit", ask, pp},
@@ -114,6 +122,8 @@ func TestProtectedPaths(t *testing.T) {
 		{"git --git-dir=.git --work-tree=. commit -m x", allow, ""},
 		{"git -C .git status", allow, ""},
 		{"tar xf x.tar && unzip x.zip -d out", allow, ""},
+		{"git apply <<'EOF'\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-a\n+b\nEOF", allow, ""},
+		{"git apply fix.patch && patch -p1 < fix.diff", allow, ""},
 	})
 }
 

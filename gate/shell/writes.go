@@ -720,3 +720,70 @@ func (a *analyzer) archive(name string, argv []arg, sc *scope, cmd string) {
 		}
 	}
 }
+
+// patchFiles asks when a patch whose text the analyzer can see (a
+// here-document, a pipe from echo or printf, a file written earlier in the
+// line) writes a protected path. f is the patch file, when one is named
+// (has); otherwise the patch is read from stdin. A patch whose text is not
+// known is judged by the files it names on the command line only.
+func (a *analyzer) patchFiles(what string, f arg, has bool, in *input, sc *scope, cmd string) {
+	var text string
+	var known bool
+	switch {
+	case has:
+		text, _, known = a.scriptAt(f, sc)
+	case in != nil && in.kind == inFile:
+		text, _, known = a.scriptAt(in.file, sc)
+	default:
+		text, _, known = a.inputText(in)
+	}
+	if !known {
+		return
+	}
+	for _, p := range patchPaths(text) {
+		ps, _ := a.resolve(p, sc)
+		for _, q := range ps {
+			if a.protectWrite(q, false, cmd, what+" writes") {
+				break
+			}
+		}
+	}
+}
+
+// patchPaths returns the paths a unified or git diff names as written:
+// "+++ x", "diff --git a/x b/y", "rename to x", "copy to x", each also
+// with its first element stripped (a/, b/).
+func patchPaths(text string) []string {
+	var out []string
+	add := func(p string) {
+		p = strings.TrimSpace(p)
+		if i := strings.IndexByte(p, '\t'); i >= 0 {
+			p = p[:i] // a timestamp follows
+		}
+		p = strings.Trim(p, "\"")
+		if p == "" || p == "/dev/null" {
+			return
+		}
+		out = append(out, p)
+		if _, rest, ok := strings.Cut(p, "/"); ok && rest != "" {
+			out = append(out, rest)
+		}
+	}
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.HasPrefix(line, "+++ "), strings.HasPrefix(line, "--- "):
+			add(line[4:])
+		case strings.HasPrefix(line, "diff --git "):
+			for _, f := range strings.Fields(line[len("diff --git "):]) {
+				add(f)
+			}
+		case strings.HasPrefix(line, "rename to "), strings.HasPrefix(line, "copy to "):
+			_, p, _ := strings.Cut(line, " to ")
+			add(p)
+		case strings.HasPrefix(line, "Index: "):
+			add(line[len("Index: "):])
+		}
+	}
+	return out
+}
