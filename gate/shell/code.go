@@ -429,10 +429,9 @@ var writeCode = []string{"write", "'w", `"w`, "'a", `"a`, "mkdir", "rename", "co
 
 // codeWrites judges the absolute paths named by code that writes files:
 // protected places are refused, other places outside the work dir ask.
+// A string literal naming a protected path (".git/hooks/pre-commit", or
+// just ".git" or ".bashrc", which code may join into one) asks.
 func (a *analyzer) codeWrites(name, text, low string, sc *scope, cmd string) {
-	if !strings.ContainsAny(text, "/~") {
-		return
-	}
 	writes := false
 	for _, w := range writeCode {
 		if strings.Contains(low, w) {
@@ -454,7 +453,17 @@ func (a *analyzer) codeWrites(name, text, low string, sc *scope, cmd string) {
 		}
 		lit := strings.TrimLeft(text[i+1:i+1+j], "+<> ")
 		i += j + 1
-		if lit == "" || lit[0] != '/' && lit[0] != '~' || strings.ContainsAny(lit, " \n") {
+		if lit == "" || strings.ContainsAny(lit, " \n") {
+			continue
+		}
+		if lit[0] != '/' && lit[0] != '~' {
+			if ps, _ := a.resolve(lit, sc); len(ps) > 0 {
+				for _, p := range ps {
+					if a.protectWrite(p, false, cmd, name+" code writes to") {
+						break
+					}
+				}
+			}
 			continue
 		}
 		if lit[0] == '~' && a.homeVar != "" && (len(lit) == 1 || lit[1] == '/') {
@@ -463,7 +472,9 @@ func (a *analyzer) codeWrites(name, text, low string, sc *scope, cmd string) {
 		ps, _ := a.resolve(lit, sc)
 		for _, p := range ps {
 			switch {
-			case writableDevice(p) || a.inside(p):
+			case writableDevice(p):
+			case a.inside(p):
+				a.protectWrite(p, false, cmd, name+" code writes to")
 			case a.protected(p) || isHistory(p) || isDisk(p):
 				a.deny(ruleWriteOutside, name+" code writes to "+a.show(p), cmd)
 				return

@@ -127,6 +127,20 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 		a.gitRm(rest, sc, cmd)
 	case "checkout", "restore":
 		a.gitDiscard(sub.val, rest, cmd)
+		// the paths it writes come from another revision or the index,
+		// whose content the agent may have chosen
+		p := a.parseOpts(rest, 0, "bBs", []string{"source", "conflict", "pathspec-from-file"}, false)
+		for _, o := range p.ops {
+			if !o.lit {
+				continue
+			}
+			ps, _ := a.resolve(o.val, sc)
+			for _, q := range ps {
+				if a.protectWrite(q, o.glob, cmd, "git "+sub.val+" writes") {
+					break
+				}
+			}
+		}
 	case "stash":
 		if len(rest) > 0 && (rest[0].val == "drop" || rest[0].val == "clear") {
 			a.ask(ruleGitDiscard, "git stash "+rest[0].val+" deletes stashed changes", cmd)

@@ -181,7 +181,7 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 	case "shred", "srm", "wipe":
 		a.shred(argv, sc, cmd)
 	case "cp", "mv", "install", "ln", "tee", "touch", "mkdir", "chmod", "chown", "chgrp", "truncate", "sort",
-		"mkfifo", "mknod", "link", "fallocate", "split", "csplit", "patch", "ginstall", "gcp", "gmv":
+		"mkfifo", "mknod", "link", "fallocate", "split", "csplit", "patch", "ginstall", "gcp", "gmv", "sponge":
 		a.writeCmd(name, argv, sc, cmd)
 		if name == "patch" {
 			p := a.parseOpts(argv, 1, "oiBdDFpVYzrgM", []string{"output", "input", "prefix", "directory", "ifdef", "fuzz",

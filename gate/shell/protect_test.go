@@ -86,6 +86,20 @@ func TestProtectedPaths(t *testing.T) {
 		{"cat > f.patch <<'EOF'\n+++ b/.claude/settings.json\nEOF\npatch -p1 < f.patch", ask, pp},
 		{"git apply <<'EOF'\ndiff --git a/x b/y\nrename from x\nrename to .gitmodules\nEOF", ask, pp},
 		{"git init --template=/tmp/t repo", ask, "git-hooks"},
+		// code, members, other writers
+		{`python3 -c "open('.git/config','a').write('x')"`, ask, pp},
+		{`node -e "require('fs').writeFileSync('.git/hooks/pre-commit','x')"`, ask, pp},
+		{`perl -e 'open(F,">",".bashrc")'`, ask, pp},
+		{`python3 -c "import os; open(os.path.join('.git','hooks','pre-commit'),'w')"`, ask, pp},
+		{`awk 'BEGIN{print "x" > ".git/config"}'`, ask, pp},
+		{"sed -n 'w .git/config' x", ask, pp},
+		{"tar -xf x.tar .git/hooks/pre-commit", ask, pp},
+		{"tar xf x.tar -C sub .envrc", ask, pp},
+		{"unzip x.zip .git/hooks/pre-commit", ask, pp},
+		{"unzip -o x.zip -d out .vscode/settings.json", ask, pp},
+		{"echo x | sponge .git/config", ask, pp},
+		{"git checkout origin/evil -- .vscode/tasks.json", ask, pp},
+		{"git restore --source=evil .envrc", ask, pp},
 		// globs that may name a protected file
 		{"cp x .[g]it/config", ask, pp},
 		{"cp x .g?t/hooks/pre-commit", ask, pp},
@@ -124,6 +138,10 @@ func TestProtectedPaths(t *testing.T) {
 		{"tar xf x.tar && unzip x.zip -d out", allow, ""},
 		{"git apply <<'EOF'\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-a\n+b\nEOF", allow, ""},
 		{"git apply fix.patch && patch -p1 < fix.diff", allow, ""},
+		{`python3 -c "open('out.txt','w').write('x')"`, allow, ""},
+		{"tar -xf x.tar src/main.go && unzip x.zip docs/a.md", allow, ""},
+		{"git checkout main -- src/a.go && git restore --source=HEAD~1 README.md", allow, ""},
+		{"sort x | sponge x", allow, ""},
 	})
 }
 

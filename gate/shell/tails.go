@@ -67,7 +67,7 @@ var tailHeads = []string{
 	"sensible-browser", "setcap", "setenforce", "setpriv", "setsid", "sfdisk", "sftp", "sg", "sgdisk", "sh",
 	"shred", "shutdown", "siege", "slackpkg", "slimerjs", "slowhttptest", "smbclient", "smbget", "smbmap",
 	"smbtar", "snap", "snmpget", "snmpset", "snmpwalk", "socat", "sort", "spack", "speedtest", "speedtest-cli",
-	"split", "sqlite3", "sqlmap", "srm", "ss-local", "ssh", "ssh-agent", "ssh-audit", "ssh-copy-id",
+	"split", "sponge", "sqlite3", "sqlmap", "srm", "ss-local", "ssh", "ssh-agent", "ssh-audit", "ssh-copy-id",
 	"ssh-keyscan", "sshfs", "sshpass", "sshuttle", "sslocal", "sslscan", "sslyze", "stack", "stdbuf", "strace",
 	"stunnel", "su", "subfinder", "sudo", "sudoedit", "surf", "swaks", "swapoff", "swapon", "switch_root",
 	"swupd", "sysctl", "sysrq", "systemctl", "systemd-inhibit", "systemd-run", "tailscale", "tar", "taskset",

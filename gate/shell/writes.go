@@ -47,7 +47,7 @@ func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
 		}
 	case "ln", "link":
 		a.ln(argv, sc, cmd)
-	case "tee":
+	case "tee", "sponge":
 		for _, o := range a.parseOpts(argv, 1, "", []string{"output-error"}, false).ops {
 			w(o)
 		}
@@ -629,6 +629,7 @@ func (a *analyzer) tar(argv []arg, sc *scope, cmd string) {
 		}
 		for _, d := range dirs {
 			a.writePath(d, sc, cmd, "tar extracts into")
+			a.members(d, p.ops, sc, cmd, "tar extracts")
 		}
 		if p.has("-P", "--absolute-names") {
 			a.ask(ruleWriteUnknown, "tar -P extracts to absolute paths stored in the archive", cmd)
@@ -651,6 +652,27 @@ func (a *analyzer) archive(name string, argv []arg, sc *scope, cmd string) {
 	w := func(t arg, verb string) { a.writePath(t, sc, cmd, name+" "+verb) }
 	switch name {
 	case "unzip":
+		dir, members, seenZip := litArg("."), []arg(nil), false
+		for i := 1; i < len(argv); i++ {
+			x := argv[i]
+			switch {
+			case x.val == "-x" || x.val == "-d":
+				if x.val == "-d" && i+1 < len(argv) {
+					dir = argv[i+1]
+					i++
+					continue
+				}
+				i = len(argv)
+			case x.lit && strings.HasPrefix(x.val, "-d") && len(x.val) > 2:
+				dir = litArg(x.val[2:])
+			case x.lit && strings.HasPrefix(x.val, "-"):
+			case !seenZip:
+				seenZip = true
+			default:
+				members = append(members, x)
+			}
+		}
+		a.members(dir, members, sc, cmd, "unzip extracts")
 		for i, x := range argv {
 			switch {
 			case x.val == "-d" && i+1 < len(argv):
@@ -786,4 +808,23 @@ func patchPaths(text string) []string {
 		}
 	}
 	return out
+}
+
+// members asks when an archive member named on the command line, extracted
+// under dir, is a protected path: tar -xf x.tar .git/hooks/pre-commit.
+func (a *analyzer) members(dir arg, names []arg, sc *scope, cmd, verb string) {
+	if !dir.lit {
+		return
+	}
+	for _, m := range names {
+		if !m.lit || m.val == "" || m.val == "-" {
+			continue
+		}
+		ps, _ := a.resolve(path.Join(dir.val, m.val), sc)
+		for _, p := range ps {
+			if a.protectWrite(p, m.glob || hasGlob(m.val), cmd, verb) {
+				break
+			}
+		}
+	}
 }
