@@ -427,6 +427,9 @@ func (a *analyzer) protectedRule(p string, glob bool) (protect.Rule, bool) {
 		return protect.Rule{}, false
 	}
 	rel := p[len(a.work)+1:]
+	if !glob && !a.heads.may(rel) {
+		return protect.Rule{}, false
+	}
 	if r, ok := a.protect.Match(rel); ok {
 		return r, true
 	}
@@ -456,4 +459,42 @@ func (a *analyzer) protectedRule(p string, glob bool) (protect.Rule, bool) {
 		}
 	}
 	return protect.Rule{}, false
+}
+
+// protectHeads is the first element of every protected pattern: a path
+// none of whose elements is one of them matches no pattern, so most writes
+// are judged without protect.List.Match.
+type protectHeads struct {
+	lit   []string // lower-case literal first elements
+	globs []string // lower-case first elements with glob characters
+}
+
+func newProtectHeads(l *protect.List) protectHeads {
+	var h protectHeads
+	for _, r := range l.Rules() {
+		e, _, _ := strings.Cut(strings.TrimPrefix(strings.ToLower(strings.ReplaceAll(r.Pattern, "\\", "/")), "/"), "/")
+		if hasGlob(e) || e == "" {
+			h.globs = append(h.globs, e)
+		} else if !contains(h.lit, e) {
+			h.lit = append(h.lit, e)
+		}
+	}
+	return h
+}
+
+// may reports whether rel could match a protected pattern.
+func (h *protectHeads) may(rel string) bool {
+	if len(h.globs) > 0 || strings.IndexByte(rel, '\\') >= 0 {
+		return true
+	}
+	for rest := rel; rest != ""; {
+		e, next, _ := strings.Cut(rest, "/")
+		for _, l := range h.lit {
+			if strings.EqualFold(e, l) {
+				return true
+			}
+		}
+		rest = next
+	}
+	return false
 }

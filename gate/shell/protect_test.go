@@ -297,3 +297,25 @@ func TestNetToolClass(t *testing.T) {
 	cases = append(cases, ruleCase{"echo lynx links w3m && ls ./links", allow, ""})
 	runCases(t, cases)
 }
+
+// TestProtectHeadsSound: the pre-filter never hides a path Match would
+// protect.
+func TestProtectHeadsSound(t *testing.T) {
+	t.Parallel()
+	l := protect.Default().With(protect.Rule{Pattern: "deploy/run.sh", Why: "x"})
+	h := newProtectHeads(l)
+	var rels []string
+	for _, r := range l.Rules() {
+		p := strings.TrimSuffix(r.Pattern, "/")
+		rels = append(rels, p, strings.ToUpper(p), "a/"+p, "a/b/"+p+"/c", p+"/x/y", "x"+p, p+"x")
+	}
+	rels = append(rels, "src/main.go", "README.md", `x\.git\config`)
+	for _, rel := range rels {
+		if _, ok := l.Match(rel); ok && !h.may(rel) {
+			t.Errorf("%q is protected but the pre-filter skips it", rel)
+		}
+	}
+	if h.may("src/main.go") {
+		t.Error("the pre-filter lets everything through")
+	}
+}

@@ -132,6 +132,7 @@ type prepared struct {
 	work, home string // cleaned WorkDir and Home, "" when unknown
 	start      dirs   // the work dir as the first working directory
 	protect    *protect.List
+	heads      protectHeads // a cheap test that a path cannot be protected
 }
 
 func prepare(o Options) prepared {
@@ -139,6 +140,7 @@ func prepare(o Options) prepared {
 	if pr.protect == nil {
 		pr.protect = protect.Default()
 	}
+	pr.heads = newProtectHeads(pr.protect)
 	if o.WorkDir != "" && filepath.IsAbs(o.WorkDir) {
 		pr.work = filepath.Clean(o.WorkDir)
 	}
@@ -199,6 +201,7 @@ type analyzer struct {
 	work    string // cleaned WorkDir, "" when unknown
 	home    string // cleaned Home, "" when unknown
 	protect *protect.List
+	heads   *protectHeads
 	// homeVar is the value $HOME is taken to have: home, unless the line
 	// assigns or unsets HOME, then "" (unknown).
 	homeVar string
