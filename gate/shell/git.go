@@ -178,7 +178,39 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 		}
 	case "config":
 		a.gitConfigCmd(rest, sc, cmd)
+	case "update-index":
+		for j, x := range rest {
+			v := x.val
+			if v == "--cacheinfo" && j+1 < len(rest) {
+				v = "--cacheinfo=" + rest[j+1].val
+			}
+			if c, ok := strings.CutPrefix(v, "--cacheinfo="); ok {
+				f := strings.Split(c, ",")
+				if p := f[len(f)-1]; len(f) == 3 {
+					a.gitIndexPath(p, sc, cmd)
+				} else if j+3 < len(rest) && !strings.Contains(c, ",") {
+					a.gitIndexPath(rest[j+3].val, sc, cmd) // --cacheinfo mode sha path
+				}
+			}
+		}
+		if hasOpt(rest, "--index-info") {
+			if text, _, known := a.inputText(in); known {
+				for line := range strings.Lines(text) {
+					if _, p, ok := strings.Cut(strings.TrimRight(line, "\n"), "\t"); ok {
+						a.gitIndexPath(p, sc, cmd)
+					}
+				}
+			} else {
+				a.ask(ruleProtectedPath, "git update-index --index-info stages paths only known at run time, "+
+					"which a later checkout writes", cmd)
+			}
+		}
 	case "submodule":
+		if len(rest) > 1 && rest[0].val == "add" {
+			if p := a.parseOpts(rest, 1, "b", []string{"branch", "name", "reference", "depth"}, false); len(p.ops) > 1 {
+				a.writePath(p.ops[1], sc, cmd, "git submodule add checks out into")
+			}
+		}
 		for j, x := range rest {
 			if x.val == "foreach" {
 				words := rest[j+1:]
@@ -313,6 +345,17 @@ func (a *analyzer) gitClean(rest []arg, cmd string) {
 	// off (git config clean.requireForce false), so only a dry run passes.
 	if !dry {
 		a.ask(ruleGitClean, "git clean deletes untracked files", cmd)
+	}
+}
+
+// gitIndexPath asks when git stages content at a protected path without the
+// file being written: a later checkout or reset writes it.
+func (a *analyzer) gitIndexPath(p string, sc *scope, cmd string) {
+	ps, _ := a.resolve(p, sc)
+	for _, q := range ps {
+		if a.protectWrite(q, false, cmd, "git update-index stages content for") {
+			return
+		}
 	}
 }
 

@@ -389,6 +389,12 @@ func (a *analyzer) envVar(name string, val arg, sc *scope, cmd string) {
 		}
 	case "GIT_CONFIG_PARAMETERS":
 		a.gitConfigParams(val, sc, cmd)
+	case "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR":
+		if val.lit && (val.val == "/dev/null" || val.val == "") {
+			return // no config at all
+		}
+		a.ask(ruleGitConfigCode, name+" makes git load its config, commands or hooks from "+val.raw+
+			", which can make it run code", cmd)
 	case "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH":
 		a.ask(ruleEnvInject, name+" loads other code into every program started", cmd)
 	case "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",

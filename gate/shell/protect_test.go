@@ -100,6 +100,10 @@ func TestProtectedPaths(t *testing.T) {
 		{"echo x | sponge .git/config", ask, pp},
 		{"git checkout origin/evil -- .vscode/tasks.json", ask, pp},
 		{"git restore --source=evil .envrc", ask, pp},
+		{"git update-index --add --cacheinfo 100644,abc123,.vscode/tasks.json && git checkout-index -a", ask, pp},
+		{"git update-index --add --cacheinfo 100755 abc123 .git/hooks/x", ask, pp},
+		{"git update-index --index-info <<'EOF'\n100644 abc123 0\t.envrc\nEOF", ask, pp},
+		{"git submodule add ../x .vscode", ask, pp},
 		// globs that may name a protected file
 		{"cp x .[g]it/config", ask, pp},
 		{"cp x .g?t/hooks/pre-commit", ask, pp},
@@ -176,6 +180,10 @@ func TestGitConfigCode(t *testing.T) {
 		{"export GIT_CONFIG_KEY_0=core.pager", ask, gc},
 		{"GIT_CONFIG_KEY_0=$K GIT_CONFIG_VALUE_0=./x GIT_CONFIG_COUNT=1 git status", ask, gc},
 		{"GIT_CONFIG_PARAMETERS=\"'core.fsmonitor=./x'\" git status", ask, gc},
+		{"GIT_CONFIG_GLOBAL=./evil.cfg git status", ask, gc},
+		{"export GIT_EXEC_PATH=./bin; git status", ask, gc},
+		{"GIT_TEMPLATE_DIR=./t git init sub", ask, gc},
+		{"GIT_CONFIG_GLOBAL=/dev/null git status", allow, ""},
 		{"env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=./x git status", ask, gc},
 		// legitimate
 		{"git config user.name me && git config user.email me@x", allow, ""},
