@@ -232,6 +232,8 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 		a.xargs(argv, sc, cmd)
 	case "find", "gfind":
 		a.find(argv, sc, cmd)
+	case "fd", "fdfind":
+		a.fd(argv, sc, cmd)
 	case "parallel":
 		a.parallel(argv, sc, cmd)
 	case "watch":

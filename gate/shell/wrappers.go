@@ -653,3 +653,62 @@ func (a *analyzer) watch(argv []arg, sc *scope, cmd string) {
 	}
 	a.joined("watch", inner, sc, cmd)
 }
+
+// fd judges fd's -x/--exec and -X/--exec-batch: the rest of the line (up
+// to a lone ";") runs for what fd finds below its search paths, which its
+// placeholders ({}, {/}, {//}, {.}, {/.}) or, without one, an added last
+// argument stand for: a delete there deletes a tree.
+func (a *analyzer) fd(argv []arg, sc *scope, cmd string) {
+	for i := 1; i < len(argv); i++ {
+		v := argv[i].val
+		if !argv[i].lit || v != "-x" && v != "--exec" && v != "-X" && v != "--exec-batch" {
+			continue
+		}
+		j := i + 1
+		for j < len(argv) && !(argv[j].lit && argv[j].val == ";") {
+			j++
+		}
+		root := fdRoot(argv[1:i])
+		inner := make([]arg, 0, j-i)
+		placeholder := false
+		for _, x := range argv[i+1 : j] {
+			if strings.Contains(x.val, "{") && strings.Contains(x.val, "}") {
+				placeholder = true
+				x = arg{val: root.val, raw: x.raw, lit: x.lit && root.lit, many: true}
+			}
+			inner = append(inner, x)
+		}
+		if !placeholder {
+			inner = append(inner, arg{val: root.val, raw: "<found>", lit: root.lit, many: true})
+		}
+		if len(inner) > 1 || placeholder {
+			a.run("fd "+v, inner, sc, nil)
+		}
+		i = j
+	}
+}
+
+// fdRoot returns fd's search path: its second operand, else ".".
+func fdRoot(args []arg) arg {
+	n := 0
+	for k := 0; k < len(args); k++ {
+		x := args[k]
+		if x.lit && strings.HasPrefix(x.val, "-") {
+			switch x.val {
+			case "-t", "--type", "-e", "--extension", "-E", "--exclude", "-d", "--max-depth", "--min-depth",
+				"-S", "--size", "--changed-within", "--changed-before", "-o", "--owner", "-j", "--threads",
+				"--search-path", "--base-directory", "-c", "--color", "--ignore-file":
+				if x.val == "--search-path" && k+1 < len(args) {
+					return args[k+1]
+				}
+				k++
+			}
+			continue
+		}
+		n++
+		if n == 2 {
+			return x
+		}
+	}
+	return litArg(".")
+}
