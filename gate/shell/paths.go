@@ -374,6 +374,15 @@ func (a *analyzer) writePathAs(t arg, sc *scope, cmd, verb string, protected boo
 			return
 		}
 		a.ask(ruleWriteUnknown, verb+" a path only known at run time ("+t.raw+")", cmd)
+		// .git/hooks/$NAME: the known directory part may be protected
+		if pre, _, _ := strings.Cut(t.val, dynMark); protected && strings.Contains(pre, "/") {
+			ps, _ := a.resolve(pre[:strings.LastIndexByte(pre, '/')], sc)
+			for _, p := range ps {
+				if a.protectWrite(p, false, cmd, verb) {
+					break
+				}
+			}
+		}
 		return
 	}
 	ps, unknown := a.resolve(t.val, sc)

@@ -104,6 +104,8 @@ func TestProtectedPaths(t *testing.T) {
 		{"git update-index --add --cacheinfo 100755 abc123 .git/hooks/x", ask, pp},
 		{"git update-index --index-info <<'EOF'\n100644 abc123 0\t.envrc\nEOF", ask, pp},
 		{"git submodule add ../x .vscode", ask, pp},
+		{"echo x > .git/hooks/$HOOK", ask, pp},
+		{"cp x \".vscode/${F}\"", ask, pp},
 		// globs that may name a protected file
 		{"cp x .[g]it/config", ask, pp},
 		{"cp x .g?t/hooks/pre-commit", ask, pp},
@@ -140,6 +142,7 @@ func TestProtectedPaths(t *testing.T) {
 		{"git --git-dir=.git --work-tree=. commit -m x", allow, ""},
 		{"git -C .git status", allow, ""},
 		{"tar xf x.tar && unzip x.zip -d out", allow, ""},
+		{"echo x > src/$NAME.go", ask, "write-unknown"},
 		{"git apply <<'EOF'\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-a\n+b\nEOF", allow, ""},
 		{"git apply fix.patch && patch -p1 < fix.diff", allow, ""},
 		{`python3 -c "open('out.txt','w').write('x')"`, allow, ""},
