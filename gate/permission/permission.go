@@ -165,13 +165,38 @@ func (r *rule) matchCommand(a shell.Analysis) bool {
 	}
 	all, any := true, false
 	for _, c := range a.Commands {
-		ok := !c.Dynamic && prefix(r.words, c)
+		var ok bool
+		if r.decision == gate.Allow {
+			ok = !c.Dynamic && prefix(r.words, c)
+		} else {
+			ok = mayPrefix(r.words, c)
+		}
 		all, any = all && ok, any || ok
 	}
 	if r.decision == gate.Allow {
 		return all && a.Decision == gate.Allow
 	}
 	return any
+}
+
+// mayPrefix reports whether c may start with words when it runs, for deny
+// and ask rules: its literal words match up to the first argument only
+// known at run time, which may stand for the rest (git add $(ls) and
+// xargs git add -A both may be "git add -A"). The command's name must be
+// literal: a dynamic name is refused by the shell gate.
+func mayPrefix(words []string, c shell.Command) bool {
+	if len(words) == 0 || c.Name == "" || c.Name != path.Base(words[0]) {
+		return false
+	}
+	for i, w := range words[1:] {
+		if i < len(c.Unknown) && c.Unknown[i] {
+			return true
+		}
+		if i >= len(c.Args) || c.Args[i] != w {
+			return false
+		}
+	}
+	return true
 }
 
 func prefix(words []string, c shell.Command) bool {

@@ -140,3 +140,59 @@ func TestBadRules(t *testing.T) {
 		t.Error("mode order")
 	}
 }
+
+// TestRulesSeeThrough: a deny or ask rule still matches when later
+// arguments are only known at run time, and when an unknown program's
+// arguments hold the command (issue 14 item 11). Before, all of these ran
+// under the mode's decision.
+func TestRulesSeeThrough(t *testing.T) {
+	t.Parallel()
+	rules := []permission.Rule{
+		{Tool: "run_bash", Decision: "deny", Command: "git add",
+			Match: []string{"xargs git add -A < /dev/null", "git add $(ls)"}},
+		{Tool: "run_bash", Decision: "ask", Command: "git reset --hard"},
+		{Tool: "run_bash", Decision: "deny", Command: "rm"},
+		{Tool: "run_bash", Decision: "allow", Command: "go test"},
+	}
+	g, err := permission.NewGate(permission.Bypass, rules, opts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cmd  string
+		want gate.Decision
+	}{
+		{"xargs git add -A < /dev/null", gate.Deny},
+		{"git add $(ls)", gate.Deny},
+		{"git add \"$F\"", gate.Deny},
+		{"find . -name '*.go' -print0 | xargs -0 git add", gate.Deny},
+		{"git reset $MODE", gate.Ask}, // may be --hard
+		{"rtk git reset --hard", gate.Ask},
+		{"rtk git add .", gate.Deny},
+		{"mytool rm -f x", gate.Deny},
+		{"./wrap.sh --quiet rm x", gate.Deny},
+		// legitimate: what the rules do not name, and the allow rule
+		{"git status && git diff $REF", gate.Allow},
+		{"git commit -m \"$MSG\"", gate.Allow},
+		{"rtk git status", gate.Allow},
+		{"go test ./...", gate.Allow},
+		{"go test $PKG", gate.Allow}, // bypass mode: an allow rule is not needed
+	} {
+		if v := g.Check(t.Context(), call(runBash, `{"command":`+jsonString(c.cmd)+`}`)); v.Decision != c.want {
+			t.Errorf("%q: %s (%s), want %s", c.cmd, v.Decision, v.Reason, c.want)
+		}
+	}
+	// An allow rule still needs every word literal.
+	d, err := permission.NewGate(permission.Default, rules, opts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := d.Check(t.Context(), call(runBash, `{"command":"go test $PKG"}`)); v.Decision != gate.Ask {
+		t.Errorf("go test $PKG in default mode: %s, want ask", v.Decision)
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -35,33 +35,33 @@ func (a *analyzer) code(name, text string, sc *scope, cmd string, stdin bool) {
 	low := strings.ToLower(text)
 	for _, p := range netCode {
 		if strings.Contains(low, p) {
-			a.deny("interpreter-socket", name+" code uses the network ("+strings.TrimSpace(p)+")", cmd)
+			a.deny(ruleInterpreterSocket, name+" code uses the network ("+strings.TrimSpace(p)+")", cmd)
 			return
 		}
 	}
 	if c := credText(text); c != "" {
-		a.deny("credential-read", name+" code names a credential store ("+c+")", cmd)
+		a.deny(ruleCredentialRead, name+" code names a credential store ("+c+")", cmd)
 		return
 	}
 	if strings.Contains(low, "fork") && (strings.Contains(low, "while") || strings.Contains(low, "loop") ||
 		strings.Contains(low, "for(;;)") || strings.Contains(low, "for (;;)") || strings.Contains(low, "until") ||
 		strings.Contains(low, "repeat") || strings.Contains(low, "forever")) {
-		a.deny("fork-bomb", name+" code forks in a loop", cmd)
+		a.deny(ruleForkBomb, name+" code forks in a loop", cmd)
 		return
 	}
 	a.codeWrites(name, text, low, sc, cmd)
 	if strings.Contains(low, "install.packages") || strings.Contains(low, "pip.main") || strings.Contains(low, "ensurepip") {
-		a.ask("package-install", name+" code installs packages", cmd)
+		a.ask(rulePackageInstall, name+" code installs packages", cmd)
 	}
 	for _, p := range execCode {
 		if strings.Contains(low, p) {
-			a.ask("interpreter-code", name+" code runs programs or deletes files ("+p+")", cmd)
+			a.ask(ruleInterpreterCode, name+" code runs programs or deletes files ("+p+")", cmd)
 			a.codeStrings(name, text, sc, cmd)
 			return
 		}
 	}
 	if stdin {
-		a.ask("interpreter-stdin", name+" runs code from its input", cmd)
+		a.ask(ruleInterpreterStdin, name+" runs code from its input", cmd)
 	}
 }
 
@@ -156,14 +156,14 @@ loop:
 				var words []string
 				for _, w := range argv[i+1:] {
 					if !w.lit {
-						a.ask("interpreter-code", fam+" runs code built at run time", cmd)
+						a.ask(ruleInterpreterCode, fam+" runs code built at run time", cmd)
 					}
 					words = append(words, w.val)
 				}
 				a.code(fam, strings.Join(words, " "), sc, cmd, false)
 				return
 			case "-encodedcommand", "-e", "-ec", "-enc":
-				a.deny("dynamic-command", fam+" runs an encoded command that cannot be checked", cmd)
+				a.deny(ruleDynamicCommand, fam+" runs an encoded command that cannot be checked", cmd)
 				return
 			}
 		}
@@ -195,7 +195,7 @@ loop:
 				inplace = true
 				continue loop
 			case c == 'S' && fam == "php":
-				a.deny("net-tool", "php -S serves files over the network", cmd)
+				a.deny(ruleNetTool, "php -S serves files over the network", cmd)
 				return
 			case (c == 'l' || c == '0') && (fam == "perl" || fam == "ruby"):
 				for j+1 < len(v) && (v[j+1] >= '0' && v[j+1] <= '9' || v[j+1] == 'x') {
@@ -220,13 +220,13 @@ loop:
 	if fam == "r" || fam == "rscript" {
 		if s, _ := subcmd(argv, 1); s == "CMD" || strings.EqualFold(s, "cmd") {
 			if hasOpt(argv, "INSTALL") {
-				a.ask("package-install", "R CMD INSTALL installs packages", cmd)
+				a.ask(rulePackageInstall, "R CMD INSTALL installs packages", cmd)
 			}
 		}
 	}
 	for _, c := range codes {
 		if !c.lit {
-			a.ask("interpreter-code", fam+" runs code built at run time", cmd)
+			a.ask(ruleInterpreterCode, fam+" runs code built at run time", cmd)
 			continue
 		}
 		a.code(fam, c.val, sc, cmd, false)
@@ -250,15 +250,15 @@ loop:
 	f := argv[script]
 	switch {
 	case !f.lit:
-		a.ask("dynamic-command", fam+" runs a script only known at run time ("+f.raw+")", cmd)
+		a.ask(ruleDynamicCommand, fam+" runs a script only known at run time ("+f.raw+")", cmd)
 	case f.val == "/dev/stdin" || f.val == "/dev/fd/0" || f.val == "/proc/self/fd/0":
 		a.stdinCode(fam, in, sc, false, cmd)
 	case strings.Contains(f.val, "://"):
-		a.deny("net-tool", fam+" runs a script fetched from the network", cmd)
+		a.deny(ruleNetTool, fam+" runs a script fetched from the network", cmd)
 	case !inplace:
 		if text, found, known := a.scriptAt(f, sc); found {
 			if !known {
-				a.ask("dynamic-command", fam+" runs "+f.raw+", written in this command line with content only known at run time", cmd)
+				a.ask(ruleDynamicCommand, fam+" runs "+f.raw+", written in this command line with content only known at run time", cmd)
 			} else {
 				a.code(fam, text, sc, cmd, false)
 			}
@@ -277,11 +277,11 @@ func (a *analyzer) pyModule(module string, rest []arg, sc *scope, cmd string) {
 		argv := append([]arg{litArg(module)}, rest...)
 		a.pkg(family(module), argv, sc, cmd)
 	case "ensurepip":
-		a.ask("package-install", "python -m ensurepip installs pip", cmd)
+		a.ask(rulePackageInstall, "python -m ensurepip installs pip", cmd)
 	case "http.server", "SimpleHTTPServer", "CGIHTTPServer", "smtpd", "aiosmtpd", "pyftpdlib", "uploadserver",
 		"xmlrpc.server", "wsgiref.simple_server", "ftplib", "telnetlib", "smtplib", "webbrowser", "nntplib", "poplib",
 		"imaplib", "http.client", "urllib.request", "socketserver":
-		a.deny("net-tool", "python -m "+module+" uses the network", cmd)
+		a.deny(ruleNetTool, "python -m "+module+" uses the network", cmd)
 	case "venv", "virtualenv":
 		for _, o := range a.parseOpts(rest, 0, "p", []string{"prompt", "python", "upgrade-deps"}, false).ops {
 			a.writePath(o, sc, cmd, "python -m venv creates")
@@ -296,7 +296,7 @@ func (a *analyzer) denoBun(fam string, argv []arg, sc *scope, cmd string) {
 		if c := argv[at+1]; c.lit {
 			a.code("deno", c.val, sc, cmd, false)
 		} else {
-			a.ask("interpreter-code", "deno eval runs code built at run time", cmd)
+			a.ask(ruleInterpreterCode, "deno eval runs code built at run time", cmd)
 		}
 	case fam == "bun" && (hasOpt(argv, "-e") || hasOpt(argv, "--eval")):
 		for i, x := range argv {
@@ -305,11 +305,11 @@ func (a *analyzer) denoBun(fam string, argv []arg, sc *scope, cmd string) {
 			}
 		}
 	case isOneOf(s, "install", "add", "i", "update", "upgrade", "x") || fam == "bun" && s == "" && len(argv) == 1:
-		a.ask("package-install", fam+" "+s+" installs or fetches packages", cmd)
+		a.ask(rulePackageInstall, fam+" "+s+" installs or fetches packages", cmd)
 	case s == "run" || fam == "deno" && s != "":
 		for _, x := range argv[at+1:] {
 			if strings.Contains(x.val, "://") || strings.HasPrefix(x.val, "npm:") || strings.HasPrefix(x.val, "jsr:") {
-				a.ask("package-install", fam+" runs code fetched from the network", cmd)
+				a.ask(rulePackageInstall, fam+" runs code fetched from the network", cmd)
 				break
 			}
 		}
@@ -334,15 +334,15 @@ func (a *analyzer) awk(argv []arg, sc *scope, cmd string) {
 		s := prog.val
 		low := strings.ToLower(s)
 		if strings.Contains(low, "/inet/") || strings.Contains(low, "/inet4/") || strings.Contains(low, "/inet6/") {
-			a.deny("interpreter-socket", "the awk program opens a network connection", cmd)
+			a.deny(ruleInterpreterSocket, "the awk program opens a network connection", cmd)
 			continue
 		}
 		if c := credText(s); c != "" {
-			a.deny("credential-read", "the awk program names a credential store ("+c+")", cmd)
+			a.deny(ruleCredentialRead, "the awk program names a credential store ("+c+")", cmd)
 		}
 		if strings.Contains(s, "system(") || strings.Contains(s, "| getline") || strings.Contains(s, "|getline") ||
 			strings.Contains(s, "print |") || strings.Contains(s, "printf |") || strings.Contains(s, `"|`) {
-			a.ask("interpreter-code", "the awk program runs shell commands", cmd)
+			a.ask(ruleInterpreterCode, "the awk program runs shell commands", cmd)
 			a.codeStrings("awk", s, sc, cmd)
 		}
 		for _, f := range awkOutputs(s) {
@@ -385,7 +385,7 @@ func (a *analyzer) module(fam string, m arg, cmd string) {
 	for _, p := range []string{"socket", "lwp", "net::", "net/", "http", "open-uri", "curl", "mojo", "ftp", "smtp",
 		"dgram", "undici", "axios", "fetch", "got", "request", "tls", "dns"} {
 		if low == "net" || strings.Contains(low, p) {
-			a.deny("interpreter-socket", fam+" loads the network library "+m.val, cmd)
+			a.deny(ruleInterpreterSocket, fam+" loads the network library "+m.val, cmd)
 			return
 		}
 	}
@@ -429,10 +429,9 @@ var writeCode = []string{"write", "'w", `"w`, "'a", `"a`, "mkdir", "rename", "co
 
 // codeWrites judges the absolute paths named by code that writes files:
 // protected places are refused, other places outside the work dir ask.
+// A string literal naming a protected path (".git/hooks/pre-commit", or
+// just ".git" or ".bashrc", which code may join into one) asks.
 func (a *analyzer) codeWrites(name, text, low string, sc *scope, cmd string) {
-	if !strings.ContainsAny(text, "/~") {
-		return
-	}
 	writes := false
 	for _, w := range writeCode {
 		if strings.Contains(low, w) {
@@ -454,7 +453,17 @@ func (a *analyzer) codeWrites(name, text, low string, sc *scope, cmd string) {
 		}
 		lit := strings.TrimLeft(text[i+1:i+1+j], "+<> ")
 		i += j + 1
-		if lit == "" || lit[0] != '/' && lit[0] != '~' || strings.ContainsAny(lit, " \n") {
+		if lit == "" || strings.ContainsAny(lit, " \n") {
+			continue
+		}
+		if lit[0] != '/' && lit[0] != '~' {
+			if ps, _ := a.resolve(lit, sc); len(ps) > 0 {
+				for _, p := range ps {
+					if a.protectWrite(p, false, cmd, name+" code writes to") {
+						break
+					}
+				}
+			}
 			continue
 		}
 		if lit[0] == '~' && a.homeVar != "" && (len(lit) == 1 || lit[1] == '/') {
@@ -463,12 +472,14 @@ func (a *analyzer) codeWrites(name, text, low string, sc *scope, cmd string) {
 		ps, _ := a.resolve(lit, sc)
 		for _, p := range ps {
 			switch {
-			case writableDevice(p) || a.inside(p):
+			case writableDevice(p):
+			case a.inside(p):
+				a.protectWrite(p, false, cmd, name+" code writes to")
 			case a.protected(p) || isHistory(p) || isDisk(p):
-				a.deny("write-outside", name+" code writes to "+a.show(p), cmd)
+				a.deny(ruleWriteOutside, name+" code writes to "+a.show(p), cmd)
 				return
 			default:
-				a.ask("write-unknown", name+" code may write to "+a.show(p)+", outside the work dir", cmd)
+				a.ask(ruleWriteUnknown, name+" code may write to "+a.show(p)+", outside the work dir", cmd)
 			}
 		}
 	}

@@ -22,4 +22,15 @@
 // It assumes the shell that runs the line starts without CDPATH, BASH_ENV,
 // ENV or aliases of its own. A command line it cannot parse, or that is too
 // large or too deeply nested to judge, is refused.
+//
+// Writes are judged wherever the analyzer sees them (redirects, cp, mv,
+// install, ln, tee, sed -i, archives, patches, interpreter code, git
+// checkout, ...): outside the work dir they are refused, and into a
+// protected path (package protect: git hooks and config, shell rc files,
+// editor and agent settings) they ask, as do git config keys whose value
+// git runs as a command, however they are set. Deletes are judged by what
+// they delete (find -exec rm, xargs rm, tar --remove-files, git rm -r).
+// An unknown program's arguments that hold a command line are judged as a
+// command too. Every rule is registered in one table (rules.go) with the
+// hint the model is given and examples a test runs.
 package shell

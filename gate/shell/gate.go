@@ -187,8 +187,8 @@ func hintWhys(dst []string, fs []Finding, d gate.Decision, err error) (whys []st
 		if f.Decision != d {
 			continue
 		}
-		why := ruleWhy(f.Rule)
-		if f.Rule == "parse-error" {
+		why := f.id.why()
+		if f.id == ruleParseError {
 			parse = true
 			if err != nil {
 				continue
@@ -199,37 +199,6 @@ func hintWhys(dst []string, fs []Finding, d gate.Decision, err error) (whys []st
 		}
 	}
 	return dst, parse
-}
-
-// ruleWhy says, in general terms, why a rule refuses a command.
-func ruleWhy(rule string) string {
-	switch rule {
-	case "net-tool", "dev-tcp", "interpreter-socket", "dns-lookup", "publish", "net-api":
-		return "it could send data off the machine"
-	case "priv-esc":
-		return "it could escalate privileges"
-	case "disk-destroy", "system-destroy", "fork-bomb", "secure-delete":
-		return "it could destroy data or disrupt the system"
-	case "history-wipe":
-		return "it could erase the shell history"
-	case "credential-read":
-		return "it could read stored credentials"
-	case "write-outside", "symlink-outside", "git-config-global":
-		return "it writes outside the working directory"
-	case "write-unknown":
-		return "it writes to a place that is only known when it runs"
-	case "dynamic-command", "interpreter-code", "interpreter-stdin", "env-inject", "git-hooks":
-		return "it runs code that cannot be checked before it runs"
-	case "recursive-delete", "git-force-push", "git-push-delete", "git-reset-hard", "git-clean", "git-discard",
-		"git-branch-delete", "git-rewrite":
-		return "it deletes or overwrites work that may not be recoverable"
-	case "package-install", "persistence", "system-change":
-		return "it installs software or changes the system"
-	case "parse-error":
-		return "a command string inside it is not valid shell syntax"
-	default:
-		return "it is too large, too complex or too unusual to check"
-	}
 }
 
 // writeHint tells the model, in general terms, why the command was

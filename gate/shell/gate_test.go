@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/shell"
 	"github.com/reinhq/rein/tool"
@@ -149,4 +150,33 @@ func TestGateConcurrent(t *testing.T) {
 			t.Error(msg)
 		}
 	}
+}
+
+// TestProtectedInBypass: a write to a protected path asks in the shell
+// gate, which bypass mode (a pipeline that asks no one) and a session
+// nobody can answer turn into a refusal; a human's yes lets it run.
+func TestProtectedInBypass(t *testing.T) {
+	t.Parallel()
+	g := shell.NewGate(shell.Options{WorkDir: t.TempDir(), Home: "/home/agent"})
+	for _, cmd := range []string{"install -m 755 x .git/hooks/pre-commit", "git config core.fsmonitor ./x",
+		"find . -type f -exec rm -f {} +"} {
+		args := `{"command":` + strconvQuote(cmd) + `}`
+		bypass := gate.NewPipeline(approve.Fixed(true), g).WithoutAsking()
+		if v := bypass.Decide(t.Context(), call(bashTool(), args)); v.Decision != gate.Deny {
+			t.Errorf("%q in bypass: %s (%s), want deny", cmd, v.Decision, v.Reason)
+		}
+		nobody := gate.NewPipeline(nil, g)
+		if v := nobody.Decide(t.Context(), call(bashTool(), args)); v.Decision != gate.Deny {
+			t.Errorf("%q with nobody to ask: %s, want deny", cmd, v.Decision)
+		}
+		yes := gate.NewPipeline(approve.Fixed(true), g)
+		if v := yes.Decide(t.Context(), call(bashTool(), args)); v.Decision != gate.Allow {
+			t.Errorf("%q approved: %s, want allow", cmd, v.Decision)
+		}
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/reinhq/rein/gate/protect"
 )
 
 // git judges a git command line: global options (-c with command-valued
@@ -55,13 +57,15 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 	}
 	sub := argv[i]
 	if !sub.lit {
-		a.ask("dynamic-command", "the git subcommand is only known at run time", cmd)
+		a.ask(ruleDynamicCommand, "the git subcommand is only known at run time", cmd)
 		return
 	}
 	rest := argv[i+1:]
 	if len(trees) > 0 && gitWrites(sub.val, rest) {
 		for _, t := range trees {
-			a.writePath(t, sc, cmd, "git "+sub.val+" changes files in")
+			// git's own writes into its repository are not protected-path
+			// writes; config and hooks are judged by what sets them.
+			a.writePathAs(t, sc, cmd, "git "+sub.val+" changes files in", false)
 		}
 	}
 	for j, x := range rest {
@@ -98,45 +102,73 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 		a.gitPush(rest, cmd)
 		if p := a.parseOpts(rest, 0, "o", []string{"repo", "push-option", "receive-pack", "exec"}, false); len(p.ops) > 0 {
 			if r := p.ops[0]; !r.lit || remoteSpec(r.val) || strings.HasPrefix(r.val, "/") || strings.HasPrefix(r.val, ".") {
-				a.ask("git-push-url", "git push sends the repository to an address that is not a configured remote", cmd)
+				a.ask(ruleGitPushUrl, "git push sends the repository to an address that is not a configured remote", cmd)
 			}
 		}
 	case "remote":
 		if len(rest) > 0 && isOneOf(rest[0].val, "add", "set-url") {
-			a.ask("git-remote-change", "git remote "+rest[0].val+" changes where git sends the repository", cmd)
+			a.ask(ruleGitRemoteChange, "git remote "+rest[0].val+" changes where git sends the repository", cmd)
 		}
 	case "reset":
 		if hasOpt(rest, "--hard") {
-			a.ask("git-reset-hard", "git reset --hard discards uncommitted changes", cmd)
+			a.ask(ruleGitResetHard, "git reset --hard discards uncommitted changes", cmd)
+		}
+	case "apply", "am":
+		p := a.parseOpts(rest, 0, "pC", []string{"exclude", "include", "directory", "whitespace", "build-fake-ancestor"}, false)
+		if len(p.ops) == 0 {
+			a.patchFiles("git "+sub.val, arg{}, false, in, sc, cmd)
+		}
+		for _, o := range p.ops {
+			a.patchFiles("git "+sub.val, o, true, in, sc, cmd)
 		}
 	case "clean":
 		a.gitClean(rest, cmd)
+	case "rm":
+		a.gitRm(rest, sc, cmd)
 	case "checkout", "restore":
 		a.gitDiscard(sub.val, rest, cmd)
+		// the paths it writes come from another revision or the index,
+		// whose content the agent may have chosen
+		p := a.parseOpts(rest, 0, "bBs", []string{"source", "conflict", "pathspec-from-file"}, false)
+		for _, o := range p.ops {
+			if !o.lit {
+				continue
+			}
+			ps, _ := a.resolve(o.val, sc)
+			for _, q := range ps {
+				if a.protectWrite(q, o.glob, cmd, "git "+sub.val+" writes") {
+					break
+				}
+			}
+		}
 	case "stash":
 		if len(rest) > 0 && (rest[0].val == "drop" || rest[0].val == "clear") {
-			a.ask("git-discard", "git stash "+rest[0].val+" deletes stashed changes", cmd)
+			a.ask(ruleGitDiscard, "git stash "+rest[0].val+" deletes stashed changes", cmd)
 		}
 	case "branch":
 		for _, x := range rest {
 			if x.val == "-D" || x.lit && strings.HasPrefix(x.val, "-") && !strings.HasPrefix(x.val, "--") &&
 				strings.Contains(x.val, "d") && strings.Contains(x.val, "f") {
-				a.ask("git-branch-delete", "git branch -D deletes a branch that may not be merged", cmd)
+				a.ask(ruleGitBranchDelete, "git branch -D deletes a branch that may not be merged", cmd)
 				break
 			}
 		}
 	case "reflog", "gc", "prune":
 		for _, x := range rest {
 			if x.val == "expire" || x.val == "delete" || strings.HasPrefix(x.val, "--prune=now") || strings.HasPrefix(x.val, "--expire=now") {
-				a.ask("git-discard", "git "+sub.val+" deletes history that could recover lost work", cmd)
+				a.ask(ruleGitDiscard, "git "+sub.val+" deletes history that could recover lost work", cmd)
 				break
 			}
 		}
 	case "clone":
 		a.gitClone(rest, sc, cmd)
 	case "init":
-		if p := a.parseOpts(rest, 0, "b", []string{"template", "separate-git-dir", "object-format", "initial-branch", "shared"}, false); len(p.ops) > 0 {
+		p := a.parseOpts(rest, 0, "b", []string{"template", "separate-git-dir", "object-format", "initial-branch", "shared"}, false)
+		if len(p.ops) > 0 {
 			a.writePath(p.ops[0], sc, cmd, "git init creates")
+		}
+		if t, ok := p.value("--template"); ok && t.val != "" {
+			a.ask(ruleGitHooks, "git init --template installs hooks from another directory", cmd)
 		}
 	case "worktree":
 		if len(rest) > 0 && rest[0].val == "add" {
@@ -146,7 +178,39 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 		}
 	case "config":
 		a.gitConfigCmd(rest, sc, cmd)
+	case "update-index":
+		for j, x := range rest {
+			v := x.val
+			if v == "--cacheinfo" && j+1 < len(rest) {
+				v = "--cacheinfo=" + rest[j+1].val
+			}
+			if c, ok := strings.CutPrefix(v, "--cacheinfo="); ok {
+				f := strings.Split(c, ",")
+				if p := f[len(f)-1]; len(f) == 3 {
+					a.gitIndexPath(p, sc, cmd)
+				} else if j+3 < len(rest) && !strings.Contains(c, ",") {
+					a.gitIndexPath(rest[j+3].val, sc, cmd) // --cacheinfo mode sha path
+				}
+			}
+		}
+		if hasOpt(rest, "--index-info") {
+			if text, _, known := a.inputText(in); known {
+				for line := range strings.Lines(text) {
+					if _, p, ok := strings.Cut(strings.TrimRight(line, "\n"), "\t"); ok {
+						a.gitIndexPath(p, sc, cmd)
+					}
+				}
+			} else {
+				a.ask(ruleProtectedPath, "git update-index --index-info stages paths only known at run time, "+
+					"which a later checkout writes", cmd)
+			}
+		}
 	case "submodule":
+		if len(rest) > 1 && rest[0].val == "add" {
+			if p := a.parseOpts(rest, 1, "b", []string{"branch", "name", "reference", "depth"}, false); len(p.ops) > 1 {
+				a.writePath(p.ops[1], sc, cmd, "git submodule add checks out into")
+			}
+		}
 		for j, x := range rest {
 			if x.val == "foreach" {
 				words := rest[j+1:]
@@ -173,7 +237,7 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 			a.codeValue("git "+sub.val+" --extcmd", c, sc, cmd)
 		}
 	case "filter-branch", "filter-repo":
-		a.ask("git-rewrite", "git "+sub.val+" rewrites history", cmd)
+		a.ask(ruleGitRewrite, "git "+sub.val+" rewrites history", cmd)
 		for j, x := range rest {
 			if strings.HasSuffix(x.val, "-filter") && strings.HasPrefix(x.val, "--") && j+1 < len(rest) {
 				a.codeValue("git filter-branch "+x.val, rest[j+1], sc, cmd)
@@ -193,11 +257,11 @@ func (a *analyzer) git(argv []arg, sc *scope, in *input, cmd string) {
 			a.writePath(o, sc, cmd, "git archive writes")
 		}
 	case "send-email", "imap-send", "daemon", "instaweb", "http-backend", "p4", "svn", "cvsserver":
-		a.deny("net-tool", "git "+sub.val+" sends data off the machine or serves the repository", cmd)
+		a.deny(ruleNetTool, "git "+sub.val+" sends data off the machine or serves the repository", cmd)
 	case "credential", "credential-store", "credential-cache", "credential-osxkeychain", "credential-libsecret":
 		for _, x := range rest {
 			if x.val == "fill" || x.val == "get" {
-				a.deny("credential-read", "git "+sub.val+" prints stored credentials", cmd)
+				a.deny(ruleCredentialRead, "git "+sub.val+" prints stored credentials", cmd)
 				break
 			}
 		}
@@ -242,15 +306,15 @@ func (a *analyzer) gitPush(rest []arg, cmd string) {
 		}
 	}
 	if force {
-		a.ask("git-force-push", "git push --force can overwrite history on the remote", cmd)
+		a.ask(ruleGitForcePush, "git push --force can overwrite history on the remote", cmd)
 	}
 	if del {
-		a.ask("git-push-delete", "git push deletes refs on the remote", cmd)
+		a.ask(ruleGitPushDelete, "git push deletes refs on the remote", cmd)
 	}
 }
 
 func (a *analyzer) gitClean(rest []arg, cmd string) {
-	force, dry := false, false
+	dry := false
 	for j := 0; j < len(rest); j++ {
 		x := rest[j]
 		v := x.val
@@ -258,8 +322,6 @@ func (a *analyzer) gitClean(rest []arg, cmd string) {
 		case !x.lit:
 		case v == "--":
 			j = len(rest)
-		case v == "--force":
-			force = true
 		case v == "--dry-run":
 			dry = true
 		case v == "--exclude":
@@ -267,9 +329,6 @@ func (a *analyzer) gitClean(rest []arg, cmd string) {
 		case strings.HasPrefix(v, "--"):
 		case strings.HasPrefix(v, "-") && len(v) > 1:
 			for k, c := range v[1:] {
-				if c == 'f' {
-					force = true
-				}
 				if c == 'n' {
 					dry = true
 				}
@@ -282,8 +341,46 @@ func (a *analyzer) gitClean(rest []arg, cmd string) {
 			}
 		}
 	}
-	if force && !dry {
-		a.ask("git-clean", "git clean deletes untracked files", cmd)
+	// Without -f git clean still deletes when clean.requireForce was turned
+	// off (git config clean.requireForce false), so only a dry run passes.
+	if !dry {
+		a.ask(ruleGitClean, "git clean deletes untracked files", cmd)
+	}
+}
+
+// gitIndexPath asks when git stages content at a protected path without the
+// file being written: a later checkout or reset writes it.
+func (a *analyzer) gitIndexPath(p string, sc *scope, cmd string) {
+	ps, _ := a.resolve(p, sc)
+	for _, q := range ps {
+		if a.protectWrite(q, false, cmd, "git update-index stages content for") {
+			return
+		}
+	}
+}
+
+// gitRm judges git rm: with -r, or a pathspec git expands itself ('*.log'
+// matches in every directory), it deletes a tree's tracked files, and with
+// -f their uncommitted changes. --cached only untracks: nothing is deleted.
+func (a *analyzer) gitRm(rest []arg, sc *scope, cmd string) {
+	p := a.parseOpts(rest, 0, "", []string{"pathspec-from-file"}, false)
+	if p.has("--cached", "-n", "--dry-run") {
+		return
+	}
+	if f, ok := p.value("--pathspec-from-file"); ok {
+		a.remove(arg{val: dynMark, raw: f.raw, many: true}, true, sc, cmd, "git rm --pathspec-from-file")
+	}
+	recursive := p.has("-r")
+	for _, o := range p.ops {
+		if !o.lit || recursive || strings.ContainsAny(o.val, "*?[") || strings.HasPrefix(o.val, ":") {
+			v := o
+			if o.lit && !recursive {
+				v.many = true // a pathspec glob: git matches it in every directory
+			}
+			a.remove(v, true, sc, cmd, "git rm")
+			continue
+		}
+		a.remove(o, false, sc, cmd, "git rm")
 	}
 }
 
@@ -295,7 +392,7 @@ func (a *analyzer) gitDiscard(sub string, rest []arg, cmd string) {
 		case dash || !x.lit || !strings.HasPrefix(v, "-"):
 			if v == "." || v == ":/" || v == "*" || v == "./" || v == ":(top)" {
 				if sub == "checkout" || !staged || worktree {
-					a.ask("git-discard", "git "+sub+" "+v+" discards uncommitted changes", cmd)
+					a.ask(ruleGitDiscard, "git "+sub+" "+v+" discards uncommitted changes", cmd)
 					return
 				}
 			}
@@ -306,7 +403,7 @@ func (a *analyzer) gitDiscard(sub string, rest []arg, cmd string) {
 		case v == "--worktree" || v == "-W":
 			worktree = true
 		case sub == "checkout" && (v == "-f" || v == "--force"):
-			a.ask("git-discard", "git checkout --force discards uncommitted changes", cmd)
+			a.ask(ruleGitDiscard, "git checkout --force discards uncommitted changes", cmd)
 			return
 		}
 	}
@@ -323,7 +420,7 @@ func (a *analyzer) gitClone(rest []arg, sc *scope, cmd string) {
 		a.codeValue("git clone -u", u, sc, cmd)
 	}
 	if t, ok := p.value("--template"); ok && t.val != "" {
-		a.ask("git-hooks", "git clone --template installs hooks from another directory", cmd)
+		a.ask(ruleGitHooks, "git clone --template installs hooks from another directory", cmd)
 	}
 	if d, ok := p.value("--separate-git-dir"); ok {
 		a.writePath(d, sc, cmd, "git clone writes to")
@@ -378,17 +475,17 @@ func gitWrites(sub string, rest []arg) bool {
 // gitConfigParams judges GIT_CONFIG_PARAMETERS: quoted 'key=value' words.
 func (a *analyzer) gitConfigParams(val arg, sc *scope, cmd string) {
 	if !val.lit {
-		a.deny("dynamic-command", "GIT_CONFIG_PARAMETERS is only known at run time", cmd)
+		a.deny(ruleDynamicCommand, "GIT_CONFIG_PARAMETERS is only known at run time", cmd)
 		return
 	}
 	f, err := a.parse("x " + val.val)
 	if err != nil || len(f.Stmts) != 1 {
-		a.deny("dynamic-command", "GIT_CONFIG_PARAMETERS cannot be read", cmd)
+		a.deny(ruleDynamicCommand, "GIT_CONFIG_PARAMETERS cannot be read", cmd)
 		return
 	}
 	ce, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
 	if !ok {
-		a.deny("dynamic-command", "GIT_CONFIG_PARAMETERS cannot be read", cmd)
+		a.deny(ruleDynamicCommand, "GIT_CONFIG_PARAMETERS cannot be read", cmd)
 		return
 	}
 	inner := *sc
@@ -398,12 +495,24 @@ func (a *analyzer) gitConfigParams(val arg, sc *scope, cmd string) {
 	}
 }
 
-// gitConfig judges one key=value of git -c.
+// gitConfig judges one key=value of git -c (or git config, clone -c,
+// GIT_CONFIG_PARAMETERS): a key whose value git runs as a command, or that
+// loads hooks or config from elsewhere, asks, however the value looks.
 func (a *analyzer) gitConfig(kv arg, sc *scope, cmd string) {
 	key, val, _ := strings.Cut(kv.val, "=")
 	low := strings.ToLower(key)
+	if !kv.lit && !strings.Contains(key, dynMark) && kv.val != "" && !strings.Contains(kv.val, "=") {
+		val = dynMark // the value part is what is unknown
+	}
+	switch {
+	case strings.Contains(key, dynMark):
+		a.ask(ruleGitConfigCode, "git sets a config key only known at run time, which may be one git runs as a command", cmd)
+	case inertGitCommand(low, val, kv.lit):
+	case protect.ExecutableGitKey(key, val) || !kv.lit && strings.HasPrefix(low, "alias."):
+		a.ask(ruleGitConfigCode, "git sets "+key+", whose value git runs as a command or which loads code from elsewhere", cmd)
+	}
 	if low == "core.hookspath" || low == "include.path" || strings.HasPrefix(low, "includeif.") || low == "core.worktree" {
-		a.ask("git-hooks", "git loads hooks or settings from another place ("+key+")", cmd)
+		a.ask(ruleGitHooks, "git loads hooks or settings from another place ("+key+")", cmd)
 		return
 	}
 	if strings.Contains(kv.val, "ext::") {
@@ -422,12 +531,28 @@ func (a *analyzer) gitConfig(kv arg, sc *scope, cmd string) {
 	a.codeValue("git -c "+key, v, sc, cmd)
 }
 
+// inertGitCommand reports a pager or editor set to a program that runs no
+// code of anyone's choosing (git -c core.editor=true commit --amend).
+func inertGitCommand(key, val string, lit bool) bool {
+	if !lit || key != "core.pager" && key != "core.editor" && key != "sequence.editor" && !strings.HasPrefix(key, "pager.") {
+		return false
+	}
+	switch strings.TrimSpace(val) {
+	case "true", "false", ":", "cat", "less", "less -R", "less -FRX", "more":
+		return true
+	}
+	return false
+}
+
 // gitConfigEnv judges --config-env=key=ENVVAR: the value comes from the
 // environment, so a command-valued key runs an unknown command.
 func (a *analyzer) gitConfigEnv(kv arg, cmd string) {
 	key, _, _ := strings.Cut(kv.val, "=")
+	if protect.ExecutableGitKey(key, "") {
+		a.ask(ruleGitConfigCode, "git --config-env sets "+key+", whose value git runs as a command, from the environment", cmd)
+	}
 	if gitCmdKey(key) || !kv.lit {
-		a.deny("dynamic-command", "git --config-env sets "+key+" to a command only known at run time", cmd)
+		a.deny(ruleDynamicCommand, "git --config-env sets "+key+" to a command only known at run time", cmd)
 	}
 }
 
@@ -453,11 +578,11 @@ func (a *analyzer) gitConfigCmd(rest []arg, sc *scope, cmd string) {
 		a.writePath(f, sc, cmd, "git config writes")
 	}
 	if p.has("--global", "--system") {
-		a.deny("write-outside", "git config --global or --system writes git settings outside the work dir", cmd)
+		a.deny(ruleWriteOutside, "git config --global or --system writes git settings outside the work dir", cmd)
 	}
 	key, val := ops[0], ops[1]
 	if !key.lit {
-		a.ask("dynamic-command", "git config sets a key only known at run time", cmd)
+		a.ask(ruleDynamicCommand, "git config sets a key only known at run time", cmd)
 		return
 	}
 	kv := val

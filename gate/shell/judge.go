@@ -4,6 +4,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/reinhq/rein/gate/protect"
 )
 
 // simple judges one simple command. checked says the generic argument
@@ -31,7 +33,7 @@ func (a *analyzer) simple(argv []arg, sc *scope, in *input, cmd string, checked 
 		a.treeRead(argv[1:], sc, cmd)
 	}
 	if !n.lit || n.glob {
-		a.deny("dynamic-command", "the command name "+n.raw+" is only known at run time", cmd)
+		a.deny(ruleDynamicCommand, "the command name "+n.raw+" is only known at run time", cmd)
 		return
 	}
 	if n.val == "" {
@@ -43,7 +45,7 @@ func (a *analyzer) simple(argv []arg, sc *scope, in *input, cmd string, checked 
 		}
 	}
 	if sc.fn != "" && name == sc.fn && sc.async {
-		a.deny("fork-bomb", "the function "+name+" starts copies of itself in the background or in a pipeline", cmd)
+		a.deny(ruleForkBomb, "the function "+name+" starts copies of itself in the background or in a pipeline", cmd)
 	}
 	if f, ok := a.funcs[name]; ok {
 		if f.movesDir {
@@ -71,9 +73,13 @@ func (a *analyzer) record(argv []arg, sc *scope) {
 		for i, x := range argv[1:] {
 			if x.lit {
 				c.Args[i] = x.val
-			} else {
-				c.Dynamic = true
+				continue
 			}
+			c.Dynamic = true
+			if c.Unknown == nil {
+				c.Unknown = make([]bool, len(c.Args))
+			}
+			c.Unknown[i] = true
 		}
 	}
 	a.res.Commands = append(a.res.Commands, c)
@@ -89,7 +95,31 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 		"ftpget", "ftpput", "tnftp", "rsh", "rcp", "rlogin", "rexec", "cadaver", "wput", "httpx", "pwncat", "cryptcat",
 		"dnscat", "iodine", "chisel", "frpc", "bore", "localtunnel", "lt", "tshark", "tcpdump", "httpd", "miniserve",
 		"webfsd", "thttpd", "darkhttpd", "updog", "uploadserver", "sshuttle", "stunnel", "openvpn", "wg-quick", "ssh-keyscan":
-		a.deny("net-tool", name+" can send data off the machine", cmd)
+		a.deny(ruleNetTool, name+" can send data off the machine", cmd)
+	case "lynx", "links", "links2", "elinks", "w3m", "browsh", "carbonyl", "http-prompt", "wget2", "hurl", "httpstat",
+		"chromium", "chromium-browser", "chrome", "google-chrome", "google-chrome-stable", "google-chrome-beta",
+		"google-chrome-unstable", "firefox", "firefox-esr", "firefox-bin", "librewolf", "waterfox", "seamonkey",
+		"palemoon", "brave", "brave-browser", "microsoft-edge", "microsoft-edge-stable", "msedge", "opera", "vivaldi",
+		"vivaldi-stable", "epiphany", "epiphany-browser", "midori", "qutebrowser", "surf", "falkon", "konqueror",
+		"dillo", "netsurf", "luakit", "headless_shell", "chrome-headless-shell", "phantomjs",
+		"slimerjs", "wkhtmltopdf", "wkhtmltoimage", "xdg-open", "sensible-browser", "x-www-browser", "www-browser",
+		"gnome-open", "kde-open", "kde-open5", "gvfs-open", "yt-dlp", "youtube-dl", "gallery-dl", "you-get":
+		a.deny(ruleNetTool, name+" is a web browser or downloader: it fetches addresses and can send data off the machine", cmd)
+	case "hydra", "medusa", "ncrack", "patator", "crowbar", "nikto", "sqlmap", "gobuster", "dirb", "dirbuster",
+		"ffuf", "wfuzz", "feroxbuster", "nuclei", "subfinder", "amass", "zmap", "zgrab", "zgrab2", "rustscan",
+		"unicornscan", "arp-scan", "arpspoof", "ettercap", "bettercap", "mitmproxy", "mitmdump", "mitmweb",
+		"responder", "crackmapexec", "netexec", "nxc", "evil-winrm", "enum4linux", "enum4linux-ng", "rpcclient",
+		"nbtscan", "smbmap", "snmpwalk", "snmpget", "snmpset", "onesixtyone", "msfconsole", "msfrpcd", "sslscan",
+		"sslyze", "testssl", "testssl.sh", "wpscan", "dnsrecon", "dnsenum", "fierce", "theharvester", "recon-ng",
+		"ab", "wrk", "siege", "vegeta", "hey", "k6", "bombardier", "h2load", "nghttp", "slowhttptest",
+		"ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "rdesktop", "xfreerdp", "vncviewer", "redis-cli",
+		"mongo", "mongosh", "mosquitto_pub", "mosquitto_sub", "kcat", "kafkacat", "ipmitool", "iperf", "iperf3",
+		"netperf", "speedtest", "speedtest-cli", "tailscale", "zerotier-cli", "tor", "torify", "proxytunnel",
+		"corkscrew", "ptunnel", "ligolo", "rathole", "gost", "wstunnel", "sslocal", "ss-local", "v2ray", "xray",
+		"irssi", "weechat", "fetchmail", "getmail", "transmission-cli", "transmission-remote", "rtorrent",
+		"ctorrent", "qbittorrent-nox", "deluge-console", "ncftp", "ncftpget", "ncftpput", "curlftpfs",
+		"pastebinit", "wgetpaste", "tcpclient", "udpclient", "sbd", "knock", "ssh-audit", "smbget", "smbtar":
+		a.deny(ruleNetTool, name+" connects to other machines and can send data off this one", cmd)
 	case "rsync":
 		a.rsync(argv, sc, in, cmd)
 	case "openssl":
@@ -97,11 +127,11 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 	case "dig", "nslookup", "host", "drill", "whois", "resolvectl", "delv", "kdig":
 		for _, x := range argv[1:] {
 			if !x.lit {
-				a.deny("net-tool", name+" sends a query built at run time off the machine, which can carry data", cmd)
+				a.deny(ruleNetTool, name+" sends a query built at run time off the machine, which can carry data", cmd)
 				return
 			}
 		}
-		a.ask("dns-lookup", name+" sends queries off the machine, which can carry data", cmd)
+		a.ask(ruleDnsLookup, name+" sends queries off the machine, which can carry data", cmd)
 	case "gh", "hub", "glab", "tea":
 		a.forge(name, argv, cmd)
 	case "aws", "gsutil", "gcloud", "az", "s3cmd", "azcopy", "b2", "mc", "oci", "doctl":
@@ -109,24 +139,24 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 	case "gpg", "gpg2":
 		for _, x := range argv[1:] {
 			if strings.HasPrefix(x.val, "--export-secret") || x.val == "--export-ssh-key" {
-				a.deny("credential-read", "gpg exports secret keys", cmd)
+				a.deny(ruleCredentialRead, "gpg exports secret keys", cmd)
 				return
 			}
 		}
 	case "sudo", "doas", "pkexec", "run0", "su", "runuser", "sudoedit", "ksu", "calife":
-		a.deny("priv-esc", name+" runs commands with other privileges", cmd)
+		a.deny(rulePrivEsc, name+" runs commands with other privileges", cmd)
 		a.unwrapPriv(name, argv, sc, in)
 	case "chroot", "nsenter", "unshare", "setpriv", "capsh", "systemd-run", "sg", "newgrp", "machinectl":
-		a.deny("priv-esc", name+" changes privileges, users or namespaces", cmd)
+		a.deny(rulePrivEsc, name+" changes privileges, users or namespaces", cmd)
 		a.unwrapPriv(name, argv, sc, in)
 	case "setcap", "passwd", "chpasswd", "usermod", "useradd", "userdel", "adduser", "deluser", "groupadd",
 		"groupmod", "gpasswd", "visudo", "chsh", "chfn", "vipw", "vigr", "pwck", "newusers":
-		a.deny("priv-esc", name+" changes users, passwords or capabilities", cmd)
+		a.deny(rulePrivEsc, name+" changes users, passwords or capabilities", cmd)
 	case "shutdown", "reboot", "halt", "poweroff", "kexec", "killall5", "telinit", "init":
 		if (name == "init" || name == "telinit") && len(argv) == 1 {
 			return
 		}
-		a.deny("system-destroy", name+" stops or restarts the machine", cmd)
+		a.deny(ruleSystemDestroy, name+" stops or restarts the machine", cmd)
 	case "systemctl", "loginctl":
 		a.systemctl(argv, cmd)
 	case "kill", "pkill", "killall":
@@ -134,16 +164,16 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 	case "crontab":
 		a.crontab(argv, sc, in, cmd)
 	case "iptables", "ip6tables", "iptables-legacy", "iptables-nft", "ip6tables-legacy", "nft", "ufw", "firewall-cmd", "ebtables", "arptables":
-		a.deny("system-destroy", name+" changes the firewall", cmd)
+		a.deny(ruleSystemDestroy, name+" changes the firewall", cmd)
 	case "mount", "umount", "swapoff", "swapon", "insmod", "rmmod", "modprobe", "kmod", "chattr", "pivot_root",
 		"switch_root", "losetup", "sysrq", "setenforce", "auditctl", "aa-disable", "aa-teardown":
-		a.deny("system-destroy", name+" changes the running system", cmd)
+		a.deny(ruleSystemDestroy, name+" changes the running system", cmd)
 	case "sysctl":
 		a.sysctl(argv, cmd)
 	case "wipefs", "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "cgdisk", "parted", "partprobe", "blkdiscard", "mkswap",
 		"mke2fs", "mkdosfs", "mkntfs", "lvremove", "vgremove", "pvremove", "lvreduce", "cryptsetup", "hdparm", "dmsetup",
 		"zpool", "zfs", "mdadm", "badblocks", "debugfs", "tune2fs", "resize2fs", "e2label", "diskutil", "format":
-		a.deny("disk-destroy", name+" can destroy disks or file systems", cmd)
+		a.deny(ruleDiskDestroy, name+" can destroy disks or file systems", cmd)
 	case "dd":
 		a.dd(argv, sc, cmd)
 	case "rm", "unlink", "rmdir":
@@ -151,8 +181,14 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 	case "shred", "srm", "wipe":
 		a.shred(argv, sc, cmd)
 	case "cp", "mv", "install", "ln", "tee", "touch", "mkdir", "chmod", "chown", "chgrp", "truncate", "sort",
-		"mkfifo", "mknod", "link", "fallocate", "split", "csplit", "patch", "ginstall", "gcp", "gmv":
+		"mkfifo", "mknod", "link", "fallocate", "split", "csplit", "patch", "ginstall", "gcp", "gmv", "sponge":
 		a.writeCmd(name, argv, sc, cmd)
+		if name == "patch" {
+			p := a.parseOpts(argv, 1, "oiBdDFpVYzrgM", []string{"output", "input", "prefix", "directory", "ifdef", "fuzz",
+				"strip", "version-control", "basename-prefix", "suffix", "reject-file", "get", "quoting-style", "merge"}, false)
+			f, ok := p.value("-i", "--input")
+			a.patchFiles("patch", f, ok, in, sc, cmd)
+		}
 	case "sed", "gsed":
 		a.sed(argv, sc, cmd)
 	case "tar", "gtar", "bsdtar":
@@ -171,7 +207,7 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 				a.homeVar = ""
 			}
 			if name == "read" && (x.val == "HISTFILE" || x.val == "HISTSIZE" || x.val == "HISTFILESIZE") {
-				a.deny("history-wipe", "changes where or whether shell history is kept", cmd)
+				a.deny(ruleHistoryWipe, "changes where or whether shell history is kept", cmd)
 			}
 		}
 	case "cd", "pushd", "chdir":
@@ -196,6 +232,8 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 		a.xargs(argv, sc, cmd)
 	case "find", "gfind":
 		a.find(argv, sc, cmd)
+	case "fd", "fdfind":
+		a.fd(argv, sc, cmd)
 	case "parallel":
 		a.parallel(argv, sc, cmd)
 	case "watch":
@@ -210,10 +248,10 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 		a.trap(argv, sc, cmd)
 	case "hash", "enable":
 		if len(argv) > 1 && argv[1].lit && (strings.Contains(argv[1].val, "p") && name == "hash" || strings.Contains(argv[1].val, "f") && name == "enable") {
-			a.deny("dynamic-command", name+" maps a command name to another program", cmd)
+			a.deny(ruleDynamicCommand, name+" maps a command name to another program", cmd)
 		}
 	case "at", "batch":
-		a.ask("persistence", name+" schedules commands to run later", cmd)
+		a.ask(rulePersistence, name+" schedules commands to run later", cmd)
 		a.stdinCode(name, in, sc, true, cmd)
 	case "script":
 		a.script(argv, sc, cmd)
@@ -242,8 +280,12 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 
 // judgeFamily handles names with version suffixes and prefixes.
 func (a *analyzer) judgeFamily(name string, argv []arg, sc *scope, in *input, cmd string) {
+	if strings.HasPrefix(name, "impacket-") || strings.HasPrefix(name, "msf") && len(name) > 3 {
+		a.deny(ruleNetTool, name+" connects to other machines and can send data off this one", cmd)
+		return
+	}
 	if strings.HasPrefix(name, "mkfs") || strings.HasPrefix(name, "mkswap") || strings.HasPrefix(name, "fsck.") {
-		a.deny("disk-destroy", name+" can destroy disks or file systems", cmd)
+		a.deny(ruleDiskDestroy, name+" can destroy disks or file systems", cmd)
 		return
 	}
 	fam := family(name)
@@ -255,6 +297,7 @@ func (a *analyzer) judgeFamily(name string, argv []arg, sc *scope, in *input, cm
 	if a.pkg(fam, argv, sc, cmd) {
 		return
 	}
+	a.commandTail(name, argv, sc, cmd)
 }
 
 // inner judges a command run by a wrapper: argv[0] is name (or the given
@@ -321,14 +364,14 @@ func (a *analyzer) cd(argv []arg, sc *scope) {
 func (a *analyzer) envVar(name string, val arg, sc *scope, cmd string) {
 	switch name {
 	case "HISTFILE":
-		a.deny("history-wipe", "changes where or whether shell history is kept", cmd)
+		a.deny(ruleHistoryWipe, "changes where or whether shell history is kept", cmd)
 	case "HISTIGNORE":
 		if !val.lit || strings.Contains(val.val, "*") {
-			a.deny("history-wipe", "keeps commands out of shell history", cmd)
+			a.deny(ruleHistoryWipe, "keeps commands out of shell history", cmd)
 		}
 	case "HISTSIZE", "HISTFILESIZE", "SAVEHIST":
 		if !val.lit || val.val == "" || val.val == "0" || strings.HasPrefix(val.val, "-") {
-			a.deny("history-wipe", "turns off shell history", cmd)
+			a.deny(ruleHistoryWipe, "turns off shell history", cmd)
 		}
 	case "HOME":
 		a.homeVar = ""
@@ -336,20 +379,26 @@ func (a *analyzer) envVar(name string, val arg, sc *scope, cmd string) {
 		a.cdPath = true
 	case "PS1", "PS2", "PS3", "PS4":
 		if !val.lit {
-			a.deny("dynamic-command", name+" is set to a prompt only known at run time, and prompts run substitutions", cmd)
+			a.deny(ruleDynamicCommand, name+" is set to a prompt only known at run time, and prompts run substitutions", cmd)
 		} else if strings.ContainsAny(val.val, "$`") {
 			a.nested("echo "+val.val, sc, name+"=", false, true, cmd)
 		}
 	case "BASH_ENV", "ENV":
 		if !val.lit {
-			a.deny("dynamic-command", name+" names a start-up file only known at run time", cmd)
+			a.deny(ruleDynamicCommand, name+" names a start-up file only known at run time", cmd)
 		} else if text, found, known := a.scriptAt(val, sc); found {
 			a.runScript(name+"="+val.val, text, known, sc, cmd, false)
 		}
 	case "GIT_CONFIG_PARAMETERS":
 		a.gitConfigParams(val, sc, cmd)
+	case "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR":
+		if val.lit && (val.val == "/dev/null" || val.val == "") {
+			return // no config at all
+		}
+		a.ask(ruleGitConfigCode, name+" makes git load its config, commands or hooks from "+val.raw+
+			", which can make it run code", cmd)
 	case "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH":
-		a.ask("env-inject", name+" loads other code into every program started", cmd)
+		a.ask(ruleEnvInject, name+" loads other code into every program started", cmd)
 	case "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",
 		"GIT_SEQUENCE_EDITOR", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "PAGER", "EDITOR", "VISUAL", "MANPAGER",
 		"PROMPT_COMMAND", "BROWSER", "RSYNC_RSH", "CVS_RSH", "LESSOPEN", "LESSCLOSE", "GIT_TRACE2_EVENT_TARGET":
@@ -357,10 +406,17 @@ func (a *analyzer) envVar(name string, val arg, sc *scope, cmd string) {
 	default:
 		if strings.HasPrefix(name, "BASH_FUNC_") {
 			if !val.lit {
-				a.deny("dynamic-command", "an exported function is only known at run time", cmd)
+				a.deny(ruleDynamicCommand, "an exported function is only known at run time", cmd)
 				return
 			}
 			a.nested("f"+val.val, sc, "exported function", false, false, cmd)
+			return
+		}
+		if strings.HasPrefix(name, "GIT_CONFIG_KEY_") {
+			if !val.lit || protect.ExecutableGitKey(val.val, "") {
+				a.ask(ruleGitConfigCode, name+" sets the git config key "+val.raw+
+					" for every git command started, and git runs its value as a command", cmd)
+			}
 			return
 		}
 		if strings.HasPrefix(name, "GIT_CONFIG_VALUE_") || strings.HasSuffix(name, "_COMMAND") {
@@ -376,7 +432,7 @@ func (a *analyzer) envVar(name string, val arg, sc *scope, cmd string) {
 // codeValue judges a value that some program will run as a shell command.
 func (a *analyzer) codeValue(via string, val arg, sc *scope, cmd string) {
 	if !val.lit {
-		a.deny("dynamic-command", via+" is set to a command only known at run time", cmd)
+		a.deny(ruleDynamicCommand, via+" is set to a command only known at run time", cmd)
 		return
 	}
 	v := strings.TrimPrefix(strings.TrimSpace(val.val), "!")
@@ -392,7 +448,7 @@ func (a *analyzer) history(argv []arg, cmd string) {
 			continue
 		}
 		if strings.HasPrefix(x.val, "-") && strings.ContainsAny(x.val, "cd") {
-			a.deny("history-wipe", "clears or rewrites the shell history", cmd)
+			a.deny(ruleHistoryWipe, "clears or rewrites the shell history", cmd)
 			return
 		}
 	}
@@ -402,7 +458,7 @@ func (a *analyzer) unset(argv []arg, sc *scope, cmd string) {
 	for _, x := range argv[1:] {
 		switch x.val {
 		case "HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL":
-			a.deny("history-wipe", "turns off shell history", cmd)
+			a.deny(ruleHistoryWipe, "turns off shell history", cmd)
 		case "HOME":
 			a.homeVar = ""
 		}
@@ -420,7 +476,7 @@ func (a *analyzer) set(name string, argv []arg, cmd string) {
 		if x.val == "history" && i > 0 {
 			prev := argv[i].val
 			if name == "set" && prev == "+o" || name == "shopt" && strings.Contains(prev, "u") {
-				a.deny("history-wipe", "turns off shell history", cmd)
+				a.deny(ruleHistoryWipe, "turns off shell history", cmd)
 			}
 		}
 	}
@@ -431,10 +487,10 @@ func (a *analyzer) systemctl(argv []arg, cmd string) {
 		switch x.val {
 		case "poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep", "rescue", "emergency",
 			"isolate", "default", "soft-reboot", "terminate-session", "kill-session", "kill-user", "terminate-user":
-			a.deny("system-destroy", "stops, restarts or isolates the machine", cmd)
+			a.deny(ruleSystemDestroy, "stops, restarts or isolates the machine", cmd)
 			return
 		case "mask", "disable", "stop", "kill", "restart", "try-restart", "reload-or-restart", "daemon-reexec":
-			a.deny("system-destroy", "stops, restarts or disables a system service", cmd)
+			a.deny(ruleSystemDestroy, "stops, restarts or disables a system service", cmd)
 			return
 		}
 	}
@@ -451,11 +507,11 @@ func (a *analyzer) kill(name string, argv []arg, cmd string) {
 			continue
 		}
 		if x.val == "-1" && (dash || i > 0) || name == "kill" && x.val == "1" {
-			a.deny("system-destroy", "signals every process (or init)", cmd)
+			a.deny(ruleSystemDestroy, "signals every process (or init)", cmd)
 			return
 		}
 		if name == "killall" && x.val == "-u" && i+2 < len(argv) && argv[i+2].val == "root" {
-			a.deny("system-destroy", "kills every process of root", cmd)
+			a.deny(ruleSystemDestroy, "kills every process of root", cmd)
 			return
 		}
 	}
@@ -465,10 +521,10 @@ func (a *analyzer) crontab(argv []arg, sc *scope, in *input, cmd string) {
 	p := a.parseOpts(argv, 1, "u", nil, false)
 	switch {
 	case p.has("-r"):
-		a.deny("system-destroy", "removes the user's crontab", cmd)
+		a.deny(ruleSystemDestroy, "removes the user's crontab", cmd)
 	case p.has("-l"):
 	default:
-		a.deny("write-outside", "crontab installs commands to run later, outside the work dir", cmd)
+		a.deny(ruleWriteOutside, "crontab installs commands to run later, outside the work dir", cmd)
 		if text, lit, known := a.inputText(in); known && lit && (len(p.ops) == 0 || p.ops[0].val == "-") {
 			a.nested(cronCommands(text), sc, "crontab", false, true, cmd)
 		}
@@ -480,7 +536,7 @@ func (a *analyzer) sysctl(argv []arg, cmd string) {
 		if x.lit && (x.val == "-w" || x.val == "--write" || x.val == "-p" || x.val == "--load" || x.val == "--system" ||
 			strings.HasPrefix(x.val, "-") && strings.ContainsAny(x.val, "wp") && !strings.HasPrefix(x.val, "--")) ||
 			!strings.HasPrefix(x.val, "-") && strings.Contains(x.val, "=") {
-			a.deny("system-destroy", "changes kernel settings", cmd)
+			a.deny(ruleSystemDestroy, "changes kernel settings", cmd)
 			return
 		}
 	}
@@ -494,7 +550,7 @@ func (a *analyzer) rsync(argv []arg, sc *scope, in *input, cmd string) {
 		"checksum-choice", "compress-choice", "info", "debug", "remote-option", "modify-window", "iconv", "only-write-batch", "write-batch", "read-batch"}, false)
 	for _, o := range p.ops {
 		if remoteSpec(o.val) {
-			a.deny("net-tool", "rsync to or from a remote host", cmd)
+			a.deny(ruleNetTool, "rsync to or from a remote host", cmd)
 			return
 		}
 	}
@@ -503,14 +559,15 @@ func (a *analyzer) rsync(argv []arg, sc *scope, in *input, cmd string) {
 	}
 	if len(p.ops) >= 2 {
 		a.writePath(p.ops[len(p.ops)-1], sc, cmd, "rsync copies into")
-		if p.has("--remove-source-files") {
+		if p.has("--remove-source-files", "--remove-sent-files") {
 			for _, o := range p.ops[:len(p.ops)-1] {
-				a.writePath(o, sc, cmd, "rsync removes files from")
+				a.remove(o, true, sc, cmd, "rsync --remove-source-files")
 			}
 		}
 	}
-	if p.has("--delete", "--del", "--delete-before", "--delete-after", "--delete-during", "--delete-excluded") && len(p.ops) >= 2 {
-		a.ask("recursive-delete", "rsync --delete removes files from the destination", cmd)
+	if p.has("--delete", "--del", "--delete-before", "--delete-after", "--delete-during", "--delete-delay",
+		"--delete-excluded", "--delete-missing-args") && len(p.ops) >= 2 {
+		a.ask(ruleRecursiveDelete, "rsync --delete removes files from the destination", cmd)
 	}
 }
 
@@ -532,7 +589,7 @@ func (a *analyzer) openssl(argv []arg, sc *scope, cmd string) {
 	for _, x := range argv[1:] {
 		switch x.val {
 		case "s_client", "s_server", "s_time", "-connect", "ocsp":
-			a.deny("net-tool", "openssl "+x.val+" opens a network connection", cmd)
+			a.deny(ruleNetTool, "openssl "+x.val+" opens a network connection", cmd)
 			return
 		}
 	}
@@ -596,7 +653,7 @@ func (a *analyzer) treeRead(args []arg, sc *scope, cmd string) {
 			}
 			for _, c := range credentials {
 				if cp := home + "/" + strings.Join(c, "/"); under(cp, p) && cp != p {
-					a.deny("credential-read", "reads "+a.show(p)+", which holds credential stores", cmd)
+					a.deny(ruleCredentialRead, "reads "+a.show(p)+", which holds credential stores", cmd)
 					return
 				}
 			}

@@ -3,6 +3,8 @@ package shell
 import (
 	"path"
 	"strings"
+
+	"github.com/reinhq/rein/gate/protect"
 )
 
 // unknownHome stands for a home directory that is not known (~ when
@@ -299,7 +301,7 @@ func (a *analyzer) readPath(t arg, sc *scope, cmd string) {
 	for _, v := range cands {
 		if !t.lit {
 			if s := credText(v); s != "" {
-				a.deny("credential-read", "names a credential store ("+s+")", cmd)
+				a.deny(ruleCredentialRead, "names a credential store ("+s+")", cmd)
 				return
 			}
 			continue
@@ -307,7 +309,7 @@ func (a *analyzer) readPath(t arg, sc *scope, cmd string) {
 		ps, _ := a.resolve(v, sc)
 		for _, p := range ps {
 			if c := a.credential(p, t.glob); c != "" {
-				a.deny("credential-read", "names the credential store "+a.show(c), cmd)
+				a.deny(ruleCredentialRead, "names the credential store "+a.show(c), cmd)
 				return
 			}
 		}
@@ -348,7 +350,7 @@ func (a *analyzer) netPath(t arg, cmd string) bool {
 	}
 	if strings.Contains(t.val, "/dev/tcp/") || strings.Contains(t.val, "/dev/udp/") ||
 		(!t.lit && strings.Contains(t.val, "/dev/"+dynMark)) {
-		a.deny("dev-tcp", "opens a network connection through /dev/tcp or /dev/udp", cmd)
+		a.deny(ruleDevTcp, "opens a network connection through /dev/tcp or /dev/udp", cmd)
 		return true
 	}
 	return false
@@ -356,24 +358,41 @@ func (a *analyzer) netPath(t arg, cmd string) bool {
 
 // writePath judges a write to target t.
 func (a *analyzer) writePath(t arg, sc *scope, cmd, verb string) {
+	a.writePathAs(t, sc, cmd, verb, true)
+}
+
+// writePathAs is writePath; protected says whether a write to a
+// protected path asks (not for git's writes into its own repository).
+func (a *analyzer) writePathAs(t arg, sc *scope, cmd, verb string, protected bool) {
 	if !t.lit {
 		if s := credText(t.val); s != "" {
-			a.deny("write-outside", verb+" a credential store ("+s+")", cmd)
+			a.deny(ruleWriteOutside, verb+" a credential store ("+s+")", cmd)
 			return
 		}
 		if strings.HasPrefix(t.val, "/etc/") || strings.HasPrefix(t.val, "/dev/sd") || strings.HasPrefix(t.val, "/boot/") {
-			a.deny("write-outside", verb+" a system location ("+t.raw+")", cmd)
+			a.deny(ruleWriteOutside, verb+" a system location ("+t.raw+")", cmd)
 			return
 		}
-		a.ask("write-unknown", verb+" a path only known at run time ("+t.raw+")", cmd)
+		a.ask(ruleWriteUnknown, verb+" a path only known at run time ("+t.raw+")", cmd)
+		// .git/hooks/$NAME: the known directory part may be protected
+		if pre, _, _ := strings.Cut(t.val, dynMark); protected && strings.Contains(pre, "/") {
+			ps, _ := a.resolve(pre[:strings.LastIndexByte(pre, '/')], sc)
+			for _, p := range ps {
+				if a.protectWrite(p, false, cmd, verb) {
+					break
+				}
+			}
+		}
 		return
 	}
 	ps, unknown := a.resolve(t.val, sc)
 	for _, p := range ps {
-		a.judgeWrite(p, cmd, verb)
+		if !a.judgeWrite(p, cmd, verb) && protected {
+			a.protectWrite(p, t.glob, cmd, verb)
+		}
 	}
 	if unknown {
-		a.ask("write-unknown", verb+" "+t.raw+" after a change to a directory only known at run time", cmd)
+		a.ask(ruleWriteUnknown, verb+" "+t.raw+" after a change to a directory only known at run time", cmd)
 	}
 }
 
@@ -384,15 +403,107 @@ func (a *analyzer) judgeWrite(p, cmd, verb string) bool {
 	case writableDevice(p):
 		return false
 	case isHistory(p):
-		a.deny("history-wipe", verb+" the history file "+a.show(p), cmd)
+		a.deny(ruleHistoryWipe, verb+" the history file "+a.show(p), cmd)
 	case isDisk(p):
-		a.deny("disk-destroy", verb+" the device "+p, cmd)
+		a.deny(ruleDiskDestroy, verb+" the device "+p, cmd)
 	case a.protected(p):
-		a.deny("write-outside", verb+" the protected location "+a.show(p), cmd)
+		a.deny(ruleWriteOutside, verb+" the protected location "+a.show(p), cmd)
 	case !a.inside(p):
-		a.deny("write-outside", verb+" "+a.show(p)+", outside the work dir", cmd)
+		a.deny(ruleWriteOutside, verb+" "+a.show(p)+", outside the work dir", cmd)
 	default:
 		return false
 	}
 	return true
+}
+
+// protectWrite asks about a write to p, inside the work dir, when p is a
+// protected path (protect.List): a git hook or config, a shell rc file, an
+// editor's or agent's settings. glob says p may hold glob patterns, which
+// ask when they could match a protected name. It reports whether it asked.
+func (a *analyzer) protectWrite(p string, glob bool, cmd, verb string) bool {
+	r, ok := a.protectedRule(p, glob)
+	if !ok {
+		return false
+	}
+	a.ask(ruleProtectedPath, verb+" "+a.show(p)+", a protected path: "+r.Why, cmd)
+	return true
+}
+
+// protectedRule returns the protect rule p falls under, p being an
+// absolute path inside the work dir.
+func (a *analyzer) protectedRule(p string, glob bool) (protect.Rule, bool) {
+	if !a.inside(p) || len(p) <= len(a.work)+1 {
+		return protect.Rule{}, false
+	}
+	rel := p[len(a.work)+1:]
+	if !glob && !a.heads.may(rel) {
+		return protect.Rule{}, false
+	}
+	if r, ok := a.protect.Match(rel); ok {
+		return r, true
+	}
+	if !glob || !hasGlob(rel) {
+		return protect.Rule{}, false
+	}
+	// A glob: try each protected name in place of each pattern element
+	// that matches it (".[g]it/config", ".*rc", ".vs*/tasks.json").
+	comps := strings.Split(rel, "/")
+	for i, c := range comps {
+		if !hasGlob(c) {
+			continue
+		}
+		for _, r := range a.protect.Rules() {
+			for _, name := range strings.Split(strings.TrimSuffix(r.Pattern, "/"), "/") {
+				if c[0] != '.' && name[0] == '.' {
+					continue // a leading dot is only matched literally
+				}
+				if ok, err := path.Match(c, name); err != nil || !ok {
+					continue
+				}
+				cand := strings.Join(append(append(append([]string(nil), comps[:i]...), name), comps[i+1:]...), "/")
+				if r, ok := a.protect.Match(cand); ok {
+					return r, true
+				}
+			}
+		}
+	}
+	return protect.Rule{}, false
+}
+
+// protectHeads is the first element of every protected pattern: a path
+// none of whose elements is one of them matches no pattern, so most writes
+// are judged without protect.List.Match.
+type protectHeads struct {
+	lit   []string // lower-case literal first elements
+	globs []string // lower-case first elements with glob characters
+}
+
+func newProtectHeads(l *protect.List) protectHeads {
+	var h protectHeads
+	for _, r := range l.Rules() {
+		e, _, _ := strings.Cut(strings.TrimPrefix(strings.ToLower(strings.ReplaceAll(r.Pattern, "\\", "/")), "/"), "/")
+		if hasGlob(e) || e == "" {
+			h.globs = append(h.globs, e)
+		} else if !contains(h.lit, e) {
+			h.lit = append(h.lit, e)
+		}
+	}
+	return h
+}
+
+// may reports whether rel could match a protected pattern.
+func (h *protectHeads) may(rel string) bool {
+	if len(h.globs) > 0 || strings.IndexByte(rel, '\\') >= 0 {
+		return true
+	}
+	for rest := rel; rest != ""; {
+		e, next, _ := strings.Cut(rest, "/")
+		for _, l := range h.lit {
+			if strings.EqualFold(e, l) {
+				return true
+			}
+		}
+		rest = next
+	}
+	return false
 }

@@ -31,8 +31,8 @@ func isOneOf(s string, list ...string) bool { return contains(list, s) }
 
 // pkg judges package managers; it reports whether fam is one.
 func (a *analyzer) pkg(fam string, argv []arg, sc *scope, cmd string) bool {
-	install := func(what string) { a.ask("package-install", what+" installs or changes packages", cmd) }
-	publish := func(what string) { a.ask("publish", what+" uploads to a package registry", cmd) }
+	install := func(what string) { a.ask(rulePackageInstall, what+" installs or changes packages", cmd) }
+	publish := func(what string) { a.ask(rulePublish, what+" uploads to a package registry", cmd) }
 	s, at := subcmd(argv, 1)
 	switch fam {
 	case "apt", "apt-get", "aptitude", "apt-fast", "nala":
@@ -242,7 +242,7 @@ func (a *analyzer) userConfig(fam string, argv []arg, s string) {
 		}
 	}
 	if write {
-		a.deny("write-outside", fam+" config writes the user's settings, outside the work dir", cmd)
+		a.deny(ruleWriteOutside, fam+" config writes the user's settings, outside the work dir", cmd)
 	}
 }
 

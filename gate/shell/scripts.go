@@ -32,7 +32,7 @@ func (a *analyzer) noteScript(r *syntax.Redirect, t arg, sc *scope, st *syntax.S
 	}
 	for _, p := range ps {
 		if strings.Contains(p, "/.git/hooks/") {
-			a.ask("git-hooks", "writes a git hook, which runs on later git commands", source(sc.src, st))
+			// Writing it asks (protected-path); what it would run is judged too.
 			if known && lit {
 				a.nested(text, sc, "git hook", false, true, source(sc.src, st))
 			}
@@ -63,7 +63,7 @@ func (a *analyzer) scriptAt(f arg, sc *scope) (text string, found, known bool) {
 // runScript judges running a file written earlier in this line.
 func (a *analyzer) runScript(name, text string, known bool, sc *scope, cmd string, shared bool) {
 	if !known {
-		a.ask("dynamic-command", "runs "+name+", written in this command line with content only known at run time", cmd)
+		a.ask(ruleDynamicCommand, "runs "+name+", written in this command line with content only known at run time", cmd)
 		return
 	}
 	a.nested(text, sc, name, shared, false, cmd)

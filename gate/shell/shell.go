@@ -9,6 +9,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/protect"
 )
 
 // Limits on what is judged. Beyond them a command line is refused.
@@ -38,6 +39,10 @@ var (
 type Options struct {
 	WorkDir string // absolute path of the work dir; relative paths in commands are relative to it
 	Home    string // the user's home for ~ and $HOME expansion; "" means unknown (treat ~ as outside)
+	// Protected lists the paths (relative to the work dir) a write to which
+	// asks: files that run code or change rights later. nil means
+	// protect.Default(); a list can extend the default, never shrink it.
+	Protected *protect.List
 }
 
 // Command is one simple command found in a command line.
@@ -45,15 +50,20 @@ type Command struct {
 	Name    string   // resolved command name: basename of the literal word ("/usr/bin/curl" -> "curl"); "" if not literal
 	Args    []string // the literal argument words after the name, quotes removed; a non-literal word is recorded as "" and sets Dynamic
 	Dynamic bool     // the name or an argument is built from variables, substitutions, globs-with-vars...
+	// Unknown[i] says Args[i] is only known at run time (and may stand for
+	// any number of words); nil when no argument is.
+	Unknown []bool
 	Via     []string // wrapper chain it was found inside, outermost first, e.g. ["sudo", "bash -c"]
 }
 
 // Finding is one reason to refuse or to ask.
 type Finding struct {
 	Decision gate.Decision // gate.Deny or gate.Ask
-	Rule     string        // stable short id, e.g. "net-tool"
+	Rule     string        // stable short id, e.g. "net-tool"; Rules lists them all
 	Reason   string        // precise, for humans and the audit log
 	Command  string        // the offending command, as written
+
+	id ruleID // Rule, as registered in the rule table
 }
 
 func (f Finding) String() string {
@@ -121,10 +131,16 @@ func newParser() *syntax.Parser {
 type prepared struct {
 	work, home string // cleaned WorkDir and Home, "" when unknown
 	start      dirs   // the work dir as the first working directory
+	protect    *protect.List
+	heads      protectHeads // a cheap test that a path cannot be protected
 }
 
 func prepare(o Options) prepared {
-	var pr prepared
+	pr := prepared{protect: o.Protected}
+	if pr.protect == nil {
+		pr.protect = protect.Default()
+	}
+	pr.heads = newProtectHeads(pr.protect)
 	if o.WorkDir != "" && filepath.IsAbs(o.WorkDir) {
 		pr.work = filepath.Clean(o.WorkDir)
 	}
@@ -146,7 +162,7 @@ func analyzeWith(src string, pr *prepared, a *analyzer, dir string, commands boo
 	defer func() {
 		if r := recover(); r != nil {
 			res = Analysis{Decision: gate.Deny, Err: fmt.Errorf("shell analysis failed: %v", r),
-				Findings: []Finding{{Decision: gate.Deny, Rule: "internal-error",
+				Findings: []Finding{{Decision: gate.Deny, Rule: ruleInternalError.String(), id: ruleInternalError,
 					Reason: fmt.Sprintf("the analysis failed (%v), so the command is refused", r), Command: clip(src)}}}
 		}
 	}()
@@ -163,13 +179,13 @@ func analyzeIn(src string, pr *prepared, a *analyzer, dir string, commands bool)
 	a.reset(pr, commands)
 	if len(src) > MaxInput {
 		a.res.Err = fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(src), MaxInput)
-		a.deny("too-large", fmt.Sprintf("the command line is %d bytes, over the %d-byte limit", len(src), MaxInput), clip(src))
+		a.deny(ruleTooLarge, fmt.Sprintf("the command line is %d bytes, over the %d-byte limit", len(src), MaxInput), clip(src))
 		return a.finish()
 	}
 	f, err := a.parse(src)
 	if err != nil {
 		a.res.Err = fmt.Errorf("parse: %w", err)
-		a.deny("parse-error", "the command line does not parse: "+err.Error(), clip(src))
+		a.deny(ruleParseError, "the command line does not parse: "+err.Error(), clip(src))
 		return a.finish()
 	}
 	sc := &scope{src: src, cwd: a.start}
@@ -182,8 +198,10 @@ func analyzeIn(src string, pr *prepared, a *analyzer, dir string, commands bool)
 
 // analyzer holds the state of one analysis. It is not shared.
 type analyzer struct {
-	work string // cleaned WorkDir, "" when unknown
-	home string // cleaned Home, "" when unknown
+	work    string // cleaned WorkDir, "" when unknown
+	home    string // cleaned Home, "" when unknown
+	protect *protect.List
+	heads   *protectHeads
 	// homeVar is the value $HOME is taken to have: home, unless the line
 	// assigns or unsets HOME, then "" (unknown).
 	homeVar string
@@ -232,17 +250,17 @@ func (a *analyzer) finish() Analysis {
 	return a.res
 }
 
-func (a *analyzer) add(d gate.Decision, rule, reason, cmd string) {
+func (a *analyzer) add(d gate.Decision, id ruleID, reason, cmd string) {
 	for _, f := range a.res.Findings {
-		if f.Rule == rule && f.Reason == reason && f.Command == cmd {
+		if f.id == id && f.Reason == reason && f.Command == cmd {
 			return
 		}
 	}
-	a.res.Findings = append(a.res.Findings, Finding{Decision: d, Rule: rule, Reason: reason, Command: clip(cmd)})
+	a.res.Findings = append(a.res.Findings, Finding{Decision: d, Rule: id.String(), Reason: reason, Command: clip(cmd), id: id})
 }
 
-func (a *analyzer) deny(rule, reason, cmd string) { a.add(gate.Deny, rule, reason, cmd) }
-func (a *analyzer) ask(rule, reason, cmd string)  { a.add(gate.Ask, rule, reason, cmd) }
+func (a *analyzer) deny(id ruleID, reason, cmd string) { a.add(gate.Deny, id, reason, cmd) }
+func (a *analyzer) ask(id ruleID, reason, cmd string)  { a.add(gate.Ask, id, reason, cmd) }
 
 // tick counts work; past the budget the line is refused and walking stops.
 func (a *analyzer) tick() bool {
@@ -258,7 +276,7 @@ func (a *analyzer) tooDeep(reason string) {
 	if !a.limited {
 		a.limited = true
 		a.res.Err = fmt.Errorf("%w: %s", ErrTooDeep, reason)
-		a.deny("too-deep", reason, "")
+		a.deny(ruleTooDeep, reason, "")
 	}
 }
 
@@ -277,13 +295,13 @@ func (a *analyzer) nested(text string, sc *scope, via string, shared, soft bool,
 		return
 	}
 	if len(text) > MaxInput {
-		a.deny("too-large", "a nested command string is over the size limit", cmd)
+		a.deny(ruleTooLarge, "a nested command string is over the size limit", cmd)
 		return
 	}
 	f, err := a.parse(text)
 	if err != nil {
 		if !soft {
-			a.deny("parse-error", fmt.Sprintf("the command string run by %s does not parse: %v", via, err), cmd)
+			a.deny(ruleParseError, fmt.Sprintf("the command string run by %s does not parse: %v", via, err), cmd)
 		}
 		return
 	}

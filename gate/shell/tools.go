@@ -9,7 +9,7 @@ import "strings"
 func (a *analyzer) alias(argv []arg, sc *scope, cmd string) {
 	for _, x := range argv[1:] {
 		if !x.lit {
-			a.deny("dynamic-command", "alias defines a command only known at run time", cmd)
+			a.deny(ruleDynamicCommand, "alias defines a command only known at run time", cmd)
 			return
 		}
 		if _, v, ok := strings.Cut(x.val, "="); ok && v != "" {
@@ -99,7 +99,7 @@ func isKeyName(s string) bool {
 // container refuses container runs that reach the host as root.
 func (a *analyzer) container(name string, argv []arg, sc *scope, cmd string) {
 	if s, _ := subcmd(argv, 1); s == "push" {
-		a.ask("publish", name+" push uploads an image to a registry", cmd)
+		a.ask(rulePublish, name+" push uploads an image to a registry", cmd)
 	}
 	for i, x := range argv {
 		v := x.val
@@ -107,7 +107,7 @@ func (a *analyzer) container(name string, argv []arg, sc *scope, cmd string) {
 		case v == "--privileged" || v == "--pid=host" || v == "--userns=host" || v == "--ipc=host" ||
 			strings.HasPrefix(v, "--cap-add") && (strings.Contains(v, "SYS_ADMIN") || strings.Contains(v, "ALL")) ||
 			strings.Contains(v, "docker.sock") || strings.Contains(v, "seccomp=unconfined") || strings.Contains(v, "apparmor=unconfined"):
-			a.deny("priv-esc", name+" gives a container root access to the host", cmd)
+			a.deny(rulePrivEsc, name+" gives a container root access to the host", cmd)
 			return
 		case (v == "-v" || v == "--volume" || v == "--mount") && i+1 < len(argv):
 			h := argv[i+1].val
@@ -115,7 +115,7 @@ func (a *analyzer) container(name string, argv []arg, sc *scope, cmd string) {
 			h = strings.TrimPrefix(strings.TrimPrefix(h, "source="), "src=")
 			if strings.HasPrefix(h, "/:") || h == "/" || strings.HasPrefix(h, "/,") || strings.HasPrefix(h, "/etc") ||
 				strings.HasPrefix(h, "/root") || strings.HasPrefix(h, "/var/run") || strings.HasPrefix(h, "/run") {
-				a.deny("priv-esc", name+" mounts a host system directory into a container", cmd)
+				a.deny(rulePrivEsc, name+" mounts a host system directory into a container", cmd)
 				return
 			}
 		}
@@ -127,7 +127,7 @@ func (a *analyzer) make(argv []arg, sc *scope, in *input, cmd string) {
 		"what-if", "new-file", "assume-new", "old-file", "assume-old", "eval"}, false)
 	for _, e := range p.values("-E", "--eval") {
 		if !e.lit {
-			a.deny("dynamic-command", "make --eval runs rules only known at run time", cmd)
+			a.deny(ruleDynamicCommand, "make --eval runs rules only known at run time", cmd)
 			continue
 		}
 		if r := makeRecipes(e.val); r != "" {
@@ -138,10 +138,10 @@ func (a *analyzer) make(argv []arg, sc *scope, in *input, cmd string) {
 		if !f.lit || f.val != "-" && f.val != "/dev/stdin" {
 			continue
 		}
-		a.ask("interpreter-stdin", "make reads a makefile from its input", cmd)
+		a.ask(ruleInterpreterStdin, "make reads a makefile from its input", cmd)
 		if text, lit, known := a.inputText(in); known {
 			if !lit {
-				a.deny("dynamic-command", "make runs a makefile built at run time", cmd)
+				a.deny(ruleDynamicCommand, "make runs a makefile built at run time", cmd)
 			}
 			if r := makeRecipes(text); r != "" {
 				a.nested(r, sc, "make -f -", false, true, cmd)
@@ -172,17 +172,17 @@ func (a *analyzer) goTool(argv []arg, sc *scope, cmd string) {
 	p := a.parseOpts(argv, i+1, "opC", nil, false)
 	switch sub {
 	case "install", "get":
-		a.ask("package-install", "go "+sub+" downloads and installs packages", cmd)
+		a.ask(rulePackageInstall, "go "+sub+" downloads and installs packages", cmd)
 	case "run":
 		for _, o := range p.ops {
 			if strings.Contains(o.val, "@") && !strings.HasPrefix(o.val, "-") {
-				a.ask("package-install", "go run downloads and runs a remote module", cmd)
+				a.ask(rulePackageInstall, "go run downloads and runs a remote module", cmd)
 				break
 			}
 		}
 	case "env":
 		if p.has("-w", "-u") {
-			a.ask("package-install", "go env -w changes the Go configuration of the user", cmd)
+			a.ask(rulePackageInstall, "go env -w changes the Go configuration of the user", cmd)
 		}
 	}
 	if o, ok := p.value("-o"); ok && (sub == "build" || sub == "test") {
@@ -200,15 +200,15 @@ func (a *analyzer) forge(name string, argv []arg, cmd string) {
 	}
 	switch {
 	case s == "gist" && isOneOf(next, "create", "new", "edit"), s == "snippet" && isOneOf(next, "create", "new"):
-		a.deny("net-tool", name+" "+s+" "+next+" uploads files to a third party", cmd)
+		a.deny(ruleNetTool, name+" "+s+" "+next+" uploads files to a third party", cmd)
 	case s == "api":
-		a.ask("net-api", name+" api sends arbitrary requests", cmd)
+		a.ask(ruleNetApi, name+" api sends arbitrary requests", cmd)
 	case s == "release" && isOneOf(next, "upload", "create"):
-		a.ask("publish", name+" release uploads files", cmd)
+		a.ask(rulePublish, name+" release uploads files", cmd)
 	case s == "auth" && isOneOf(next, "token", "status"):
 		for _, x := range argv {
 			if x.val == "--show-token" || x.val == "-t" || next == "token" {
-				a.deny("credential-read", name+" auth prints a token", cmd)
+				a.deny(ruleCredentialRead, name+" auth prints a token", cmd)
 				return
 			}
 		}
@@ -228,7 +228,7 @@ func (a *analyzer) cloud(name string, argv []arg, sc *scope, cmd string) {
 	}
 	if len(p.ops) > 0 && (p.ops[0].val == "configure" || p.ops[0].val == "auth" && len(p.ops) > 1 && p.ops[1].val == "print-access-token") {
 		if hasOpt(argv, "get") || hasOpt(argv, "export-credentials") || len(p.ops) > 1 && p.ops[1].val == "print-access-token" {
-			a.deny("credential-read", name+" prints stored credentials", cmd)
+			a.deny(ruleCredentialRead, name+" prints stored credentials", cmd)
 		}
 		return
 	}
@@ -236,7 +236,7 @@ func (a *analyzer) cloud(name string, argv []arg, sc *scope, cmd string) {
 		if isOneOf(o.val, "put-object", "upload", "upload-batch", "put", "sync", "cp", "mv", "rsync", "send", "invoke", "copy") {
 			last := p.ops[len(p.ops)-1]
 			if o.val != "cp" && o.val != "mv" && o.val != "sync" && o.val != "rsync" && o.val != "copy" || remote(last.val) || !last.lit {
-				a.deny("net-tool", name+" "+o.val+" sends data to a remote service", cmd)
+				a.deny(ruleNetTool, name+" "+o.val+" sends data to a remote service", cmd)
 				return
 			}
 			if i+1 < len(p.ops) {
@@ -270,8 +270,8 @@ func (a *analyzer) shellEscapes(name string, argv []arg, sc *scope, cmd string) 
 			t = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(t), ":"))
 			for _, pre := range []string{"!", "shell ", ".shell ", ".system ", "\\! ", "\\!", "system ", "r !", "r!", "w !", "w!", "silent !", "call system("} {
 				if j := strings.Index(t, pre); j >= 0 && (j == 0 || pre[0] != '!') {
-					a.ask("interpreter-code", name+" runs shell commands from its options", cmd)
-					a.nested(strings.Trim(t[j+len(pre):], "\")\""), sc, name, false, true, cmd)
+					a.ask(ruleInterpreterCode, name+" runs shell commands from its options", cmd)
+					a.nested(strings.Trim(t[j+len(pre):], "\")"), sc, name, false, true, cmd)
 					break
 				}
 			}

@@ -89,7 +89,7 @@ func (a *analyzer) walkStmt(s *syntax.Stmt, sc *scope, in *input) {
 	}
 	if s.Background || s.Coprocess || s.Disown {
 		if sc.endless {
-			a.deny("fork-bomb", "starts background processes in an endless loop", source(sc.src, s))
+			a.deny(ruleForkBomb, "starts background processes in an endless loop", source(sc.src, s))
 		}
 		cp := *sc
 		cp.async = true
@@ -180,7 +180,7 @@ func (a *analyzer) walkCmd(c syntax.Command, sc *scope, in *input) {
 		cp := *sc
 		a.walkStmt(c.Body, &cp, nil)
 	default:
-		a.deny("unsupported", "the command uses shell syntax this check does not know", source(sc.src, c))
+		a.deny(ruleUnsupported, "the command uses shell syntax this check does not know", source(sc.src, c))
 	}
 }
 

@@ -17,6 +17,9 @@ type arg struct {
 	raw  string // the word as written, for messages
 	lit  bool   // the whole value is known before the command runs
 	glob bool   // has unquoted glob characters
+	// many says the word stands for many paths found when the command runs:
+	// find's {} (val is then the search root) or xargs's input.
+	many bool
 }
 
 func litArg(s string) arg { return arg{val: s, raw: s, lit: true} }

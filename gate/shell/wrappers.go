@@ -118,7 +118,7 @@ func (a *analyzer) joined(via string, words []arg, sc *scope, cmd string) {
 		return
 	}
 	if !words[0].lit {
-		a.deny("dynamic-command", via+" runs a command only known at run time", cmd)
+		a.deny(ruleDynamicCommand, via+" runs a command only known at run time", cmd)
 		return
 	}
 	var b strings.Builder
@@ -151,7 +151,7 @@ func (a *analyzer) wrapper(name string, argv []arg, sc *scope, in *input, cmd st
 		"caffeinate", "unbuffer", "tsp", "rlwrap", "valgrind", "firejail", "proot", "sem":
 		rest = firstOperand(argv, 1)
 		if name == "tsp" || name == "sem" {
-			a.ask("persistence", name+" queues a command to run later", cmd)
+			a.ask(rulePersistence, name+" queues a command to run later", cmd)
 		}
 	case "setsid":
 		rest = a.parseOpts(argv, 1, "", nil, true).rest
@@ -315,7 +315,7 @@ loop:
 		case strings.HasPrefix(v, "-"):
 			g := v[1:]
 			if strings.ContainsAny(g, "SC") {
-				a.deny("dynamic-command", "env is given options this check cannot follow", cmd)
+				a.deny(ruleDynamicCommand, "env is given options this check cannot follow", cmd)
 				return
 			}
 			if k := strings.IndexAny(g, "uP"); k >= 0 && k == len(g)-1 {
@@ -386,7 +386,7 @@ func (a *analyzer) shell(name string, argv []arg, sc *scope, in *input, cmd stri
 		f := argv[i]
 		switch {
 		case !f.lit:
-			a.deny("dynamic-command", name+" runs a script only known at run time ("+f.raw+")", cmd)
+			a.deny(ruleDynamicCommand, name+" runs a script only known at run time ("+f.raw+")", cmd)
 		case f.val == "/dev/stdin" || f.val == "/dev/fd/0" || f.val == "/proc/self/fd/0":
 			a.stdinCode(name, in, sc, true, cmd)
 		default:
@@ -418,16 +418,16 @@ func (a *analyzer) stdinCode(name string, in *input, sc *scope, isShell bool, cm
 	if isShell {
 		switch {
 		case !known:
-			a.deny("dynamic-command", name+" runs shell code read from a pipe, which cannot be checked", cmd)
+			a.deny(ruleDynamicCommand, name+" runs shell code read from a pipe, which cannot be checked", cmd)
 		case !lit:
-			a.deny("dynamic-command", name+" runs shell code from its input that is built at run time", cmd)
+			a.deny(ruleDynamicCommand, name+" runs shell code from its input that is built at run time", cmd)
 		default:
 			a.nested(text, sc, name+" <<", false, false, cmd)
 		}
 		return
 	}
 	if !known {
-		a.ask("interpreter-stdin", name+" runs code read from a pipe", cmd)
+		a.ask(ruleInterpreterStdin, name+" runs code read from a pipe", cmd)
 		return
 	}
 	a.code(name, text, sc, cmd, true)
@@ -437,7 +437,7 @@ func (a *analyzer) eval(argv []arg, sc *scope, cmd string) {
 	var b strings.Builder
 	for i, x := range argv[1:] {
 		if !x.lit {
-			a.deny("dynamic-command", "eval runs a string built at run time", cmd)
+			a.deny(ruleDynamicCommand, "eval runs a string built at run time", cmd)
 			return
 		}
 		if i > 0 {
@@ -457,7 +457,7 @@ func (a *analyzer) source(argv []arg, sc *scope, in *input, cmd string) {
 	f := argv[1]
 	switch {
 	case !f.lit:
-		a.deny("dynamic-command", "source runs a file only known at run time ("+f.raw+")", cmd)
+		a.deny(ruleDynamicCommand, "source runs a file only known at run time ("+f.raw+")", cmd)
 	case f.val == "/dev/stdin" || f.val == "-" || f.val == "/dev/fd/0" || f.val == "/proc/self/fd/0":
 		a.stdinCode("source", in, sc, true, cmd)
 	default:
@@ -503,11 +503,11 @@ func (a *analyzer) xargs(argv []arg, sc *scope, cmd string) {
 	if repl != "" {
 		for i, x := range inner {
 			if strings.Contains(x.val, repl) {
-				inner[i] = arg{val: strings.ReplaceAll(x.val, repl, dynMark), raw: x.raw}
+				inner[i] = arg{val: strings.ReplaceAll(x.val, repl, dynMark), raw: x.raw, many: true}
 			}
 		}
 	} else {
-		inner = append(inner, arg{val: dynMark, raw: "<input>"})
+		inner = append(inner, arg{val: dynMark, raw: "<input>", many: true})
 	}
 	a.run("xargs", inner, sc, nil)
 }
@@ -551,13 +551,14 @@ func (a *analyzer) find(argv []arg, sc *scope, cmd string) {
 				j++
 			}
 			if i+1 < j && strings.Contains(argv[i+1].val, "{}") {
-				a.deny("dynamic-command", "find "+v+" runs the files it finds as programs", cmd)
+				a.deny(ruleDynamicCommand, "find "+v+" runs the files it finds as programs", cmd)
 			}
 			for _, r := range roots {
 				inner := make([]arg, 0, j-i-1)
 				for _, x := range argv[i+1 : j] {
 					if strings.Contains(x.val, "{}") {
-						x = arg{val: strings.ReplaceAll(x.val, "{}", r.val), raw: x.raw, lit: x.lit && r.lit, glob: x.glob || r.glob}
+						// {} is every file found below the root, the root itself included.
+						x = arg{val: strings.ReplaceAll(x.val, "{}", r.val), raw: x.raw, lit: x.lit && r.lit, glob: x.glob || r.glob, many: true}
 					}
 					inner = append(inner, x)
 				}
@@ -587,7 +588,7 @@ func (a *analyzer) parallel(argv []arg, sc *scope, cmd string) {
 		"max-replace-args", "max-lines", "replace", "eof", "tagstring", "shebang-wrap", "block", "recstart", "recend",
 		"header", "termseq", "nice", "max-procs", "sqlmaster", "sqlworker", "sqlandworker"}, true)
 	if p.has("-S", "--sshlogin", "--sshloginfile", "--slf") {
-		a.deny("net-tool", "parallel runs commands on remote hosts", cmd)
+		a.deny(ruleNetTool, "parallel runs commands on remote hosts", cmd)
 	}
 	rest := argv[p.rest:]
 	sep := len(rest)
@@ -598,7 +599,7 @@ func (a *analyzer) parallel(argv []arg, sc *scope, cmd string) {
 		}
 	}
 	if len(rest) == 0 {
-		a.deny("dynamic-command", "parallel runs commands read from its input", cmd)
+		a.deny(ruleDynamicCommand, "parallel runs commands read from its input", cmd)
 		return
 	}
 	if sep == 0 {
@@ -651,4 +652,63 @@ func (a *analyzer) watch(argv []arg, sc *scope, cmd string) {
 		return
 	}
 	a.joined("watch", inner, sc, cmd)
+}
+
+// fd judges fd's -x/--exec and -X/--exec-batch: the rest of the line (up
+// to a lone ";") runs for what fd finds below its search paths, which its
+// placeholders ({}, {/}, {//}, {.}, {/.}) or, without one, an added last
+// argument stand for: a delete there deletes a tree.
+func (a *analyzer) fd(argv []arg, sc *scope, cmd string) {
+	for i := 1; i < len(argv); i++ {
+		v := argv[i].val
+		if !argv[i].lit || v != "-x" && v != "--exec" && v != "-X" && v != "--exec-batch" {
+			continue
+		}
+		j := i + 1
+		for j < len(argv) && !(argv[j].lit && argv[j].val == ";") {
+			j++
+		}
+		root := fdRoot(argv[1:i])
+		inner := make([]arg, 0, j-i)
+		placeholder := false
+		for _, x := range argv[i+1 : j] {
+			if strings.Contains(x.val, "{") && strings.Contains(x.val, "}") {
+				placeholder = true
+				x = arg{val: root.val, raw: x.raw, lit: x.lit && root.lit, many: true}
+			}
+			inner = append(inner, x)
+		}
+		if !placeholder {
+			inner = append(inner, arg{val: root.val, raw: "<found>", lit: root.lit, many: true})
+		}
+		if len(inner) > 1 || placeholder {
+			a.run("fd "+v, inner, sc, nil)
+		}
+		i = j
+	}
+}
+
+// fdRoot returns fd's search path: its second operand, else ".".
+func fdRoot(args []arg) arg {
+	n := 0
+	for k := 0; k < len(args); k++ {
+		x := args[k]
+		if x.lit && strings.HasPrefix(x.val, "-") {
+			switch x.val {
+			case "-t", "--type", "-e", "--extension", "-E", "--exclude", "-d", "--max-depth", "--min-depth",
+				"-S", "--size", "--changed-within", "--changed-before", "-o", "--owner", "-j", "--threads",
+				"--search-path", "--base-directory", "-c", "--color", "--ignore-file":
+				if x.val == "--search-path" && k+1 < len(args) {
+					return args[k+1]
+				}
+				k++
+			}
+			continue
+		}
+		n++
+		if n == 2 {
+			return x
+		}
+	}
+	return litArg(".")
 }

@@ -1,6 +1,9 @@
 package shell
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // writeCmd judges commands whose operands are written, created or changed.
 func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
@@ -10,8 +13,10 @@ func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
 		p := a.parseOpts(argv, 1, "tS", []string{"target-directory", "suffix"}, false)
 		if t, ok := p.value("-t", "--target-directory"); ok {
 			w(t)
+			a.intoDir(t, p.ops, sc, cmd, name+" writes to")
 		} else if len(p.ops) >= 2 {
 			w(p.ops[len(p.ops)-1])
+			a.intoDir(p.ops[len(p.ops)-1], p.ops[:len(p.ops)-1], sc, cmd, name+" writes to")
 		}
 		if name == "mv" || name == "gmv" {
 			for i, o := range p.ops {
@@ -23,10 +28,10 @@ func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
 	case "install", "ginstall":
 		p := a.parseOpts(argv, 1, "tSmogZ", []string{"target-directory", "suffix", "mode", "owner", "group", "strip-program", "context"}, false)
 		if m, ok := p.value("-m", "--mode"); ok && setuidMode(m.val) {
-			a.deny("priv-esc", "install sets the setuid or setgid bit", cmd)
+			a.deny(rulePrivEsc, "install sets the setuid or setgid bit", cmd)
 		}
 		if o, ok := p.value("-o", "--owner"); ok && rootOwner(o.val) {
-			a.deny("priv-esc", "install gives files to root", cmd)
+			a.deny(rulePrivEsc, "install gives files to root", cmd)
 		}
 		switch t, ok := p.value("-t", "--target-directory"); {
 		case p.has("-d", "--directory"):
@@ -35,12 +40,14 @@ func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
 			}
 		case ok:
 			w(t)
+			a.intoDir(t, p.ops, sc, cmd, name+" writes to")
 		case len(p.ops) >= 2:
 			w(p.ops[len(p.ops)-1])
+			a.intoDir(p.ops[len(p.ops)-1], p.ops[:len(p.ops)-1], sc, cmd, name+" writes to")
 		}
 	case "ln", "link":
 		a.ln(argv, sc, cmd)
-	case "tee":
+	case "tee", "sponge":
 		for _, o := range a.parseOpts(argv, 1, "", []string{"output-error"}, false).ops {
 			w(o)
 		}
@@ -51,6 +58,10 @@ func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
 			ops = ops[:1]
 		}
 		for _, o := range ops {
+			if o.many && name == "truncate" {
+				a.remove(o, true, sc, cmd, "truncate")
+				continue
+			}
 			w(o)
 		}
 	case "chmod":
@@ -60,7 +71,7 @@ func (a *analyzer) writeCmd(name string, argv []arg, sc *scope, cmd string) {
 		ops := p.ops
 		if !p.has("--reference") && len(ops) > 0 {
 			if name == "chown" && rootOwner(ops[0].val) {
-				a.deny("priv-esc", "chown gives files to root", cmd)
+				a.deny(rulePrivEsc, "chown gives files to root", cmd)
 			}
 			ops = ops[1:]
 		}
@@ -149,7 +160,7 @@ func (a *analyzer) chmod(argv []arg, sc *scope, cmd string) {
 	}
 	if !ref && len(ops) > 0 {
 		if setuidMode(ops[0].val) {
-			a.deny("priv-esc", "chmod sets the setuid or setgid bit", cmd)
+			a.deny(rulePrivEsc, "chmod sets the setuid or setgid bit", cmd)
 		}
 		ops = ops[1:]
 	}
@@ -172,19 +183,72 @@ func (a *analyzer) ln(argv []arg, sc *scope, cmd string) {
 	}
 	if dest.raw != "" || dest.val != "" {
 		a.writePath(dest, sc, cmd, "ln creates a link at")
+	} else {
+		dest = litArg(".") // one operand: the link is made here, named as its target
 	}
-	if !p.has("-s", "--symbolic") {
+	a.intoDir(dest, targets, sc, cmd, "ln creates a link at")
+	symbolic := p.has("-s", "--symbolic")
+	// A link to a protected file is a way to write it later: whatever
+	// writes the link writes the file. A symbolic link's relative target
+	// is relative to the link's directory; both readings are judged.
+	for _, t := range targets {
+		if !t.lit {
+			continue
+		}
+		ps, _ := a.resolve(t.val, sc)
+		if symbolic && !strings.HasPrefix(t.val, "/") && dest.lit {
+			// dest may be the link or the directory it goes in
+			for _, d := range [2]string{dest.val, path.Dir(dest.val)} {
+				lps, _ := a.resolve(path.Join(d, t.val), sc)
+				ps = append(ps[:len(ps):len(ps)], lps...)
+			}
+		}
+		for _, q := range ps {
+			if r, ok := a.protectedRule(q, t.glob); ok {
+				a.ask(ruleProtectedPath, "ln links to "+a.show(q)+", a protected path, so a later write to the link changes it: "+r.Why, cmd)
+			}
+		}
+	}
+	if !symbolic {
 		return
 	}
 	for _, t := range targets {
 		if !t.lit {
-			a.ask("symlink-outside", "ln -s links to a target only known at run time", cmd)
+			a.ask(ruleSymlinkOutside, "ln -s links to a target only known at run time", cmd)
 			continue
 		}
 		ps, _ := a.resolve(t.val, sc)
 		for _, q := range ps {
 			if !a.inside(q) && !writableDevice(q) {
-				a.ask("symlink-outside", "ln -s links to "+a.show(q)+", outside the work dir, so later writes may land there", cmd)
+				a.ask(ruleSymlinkOutside, "ln -s links to "+a.show(q)+", outside the work dir, so later writes may land there", cmd)
+			}
+		}
+	}
+}
+
+// intoDir asks when dest may be a directory and a source's name joined to
+// it is a protected path: cp x/.bashrc . writes ./.bashrc, mv hooks/pre-commit
+// .git/hooks writes .git/hooks/pre-commit.
+// A dest named like a file (backup.txt) is taken to be one.
+func (a *analyzer) intoDir(dest arg, srcs []arg, sc *scope, cmd, verb string) {
+	if !dest.lit {
+		return
+	}
+	if b := path.Base(dest.val); !strings.HasSuffix(dest.val, "/") && strings.LastIndexByte(b, '.') > 0 {
+		return
+	}
+	for _, s := range srcs {
+		if !s.lit || s.val == "" {
+			continue
+		}
+		b := path.Base(s.val)
+		if b == "." || b == ".." || b == "/" {
+			continue
+		}
+		ps, _ := a.resolve(path.Join(dest.val, b), sc)
+		for _, p := range ps {
+			if a.protectWrite(p, s.glob, cmd, verb) {
+				break
 			}
 		}
 	}
@@ -199,13 +263,21 @@ func (a *analyzer) rm(name string, argv []arg, sc *scope, cmd string) {
 	}
 }
 
-// remove judges deleting t, recursively or not.
+// remove judges deleting t, recursively or not. A t that stands for many
+// paths (find's {}, xargs's input) is a recursive delete: of everything
+// below find's root, or of whatever the input names.
 func (a *analyzer) remove(t arg, recursive bool, sc *scope, cmd, what string) {
 	verb := what + " deletes"
-	if recursive {
+	if t.many {
+		recursive = true
+		verb = what + " deletes every file it is given from"
+	} else if recursive {
 		verb = what + " deletes recursively"
 	}
 	if !t.lit {
+		if t.many || recursive {
+			a.ask(ruleRecursiveDelete, what+" deletes, recursively or many at once, paths only known at run time ("+t.raw+")", cmd)
+		}
 		a.writePath(t, sc, cmd, verb)
 		return
 	}
@@ -213,14 +285,15 @@ func (a *analyzer) remove(t arg, recursive bool, sc *scope, cmd, what string) {
 	for _, p := range ps {
 		switch {
 		case recursive && a.sweeping(p):
-			a.deny("disk-destroy", verb+" "+a.show(p)+", which holds the system, a home or the work dir", cmd)
+			a.deny(ruleDiskDestroy, verb+" "+a.show(p)+", which holds the system, a home or the work dir", cmd)
 		case a.judgeWrite(p, cmd, verb):
+		case a.protectWrite(p, t.glob, cmd, verb) && !recursive:
 		case recursive:
-			a.ask("recursive-delete", verb+" "+a.show(p), cmd)
+			a.ask(ruleRecursiveDelete, verb+" "+a.show(p), cmd)
 		}
 	}
 	if unknown {
-		a.ask("write-unknown", verb+" "+t.raw+" after a change to a directory only known at run time", cmd)
+		a.ask(ruleWriteUnknown, verb+" "+t.raw+" after a change to a directory only known at run time", cmd)
 	}
 }
 
@@ -260,7 +333,7 @@ func (a *analyzer) shred(argv []arg, sc *scope, cmd string) {
 			ps, _ := a.resolve(o.val, sc)
 			for _, q := range ps {
 				if a.inside(q) && !isHistory(q) {
-					a.ask("secure-delete", "shred destroys "+a.show(q)+" beyond recovery", cmd)
+					a.ask(ruleSecureDelete, "shred destroys "+a.show(q)+" beyond recovery", cmd)
 				}
 			}
 		}
@@ -349,7 +422,7 @@ func (a *analyzer) sed(argv []arg, sc *scope, cmd string) {
 		}
 		execs, writes, reads := sedScript(s.val)
 		if len(execs) > 0 {
-			a.ask("interpreter-code", "the sed script runs shell commands", cmd)
+			a.ask(ruleInterpreterCode, "the sed script runs shell commands", cmd)
 		}
 		for _, e := range execs {
 			if e != "" {
@@ -534,8 +607,13 @@ func (a *analyzer) tar(argv []arg, sc *scope, cmd string) {
 	}
 	for _, f := range files {
 		if f.lit && remoteSpec(f.val) && !p.has("--force-local") {
-			a.deny("net-tool", "tar reads or writes an archive on a remote host", cmd)
+			a.deny(ruleNetTool, "tar reads or writes an archive on a remote host", cmd)
 			return
+		}
+	}
+	if p.has("--remove-files") {
+		for _, o := range p.ops {
+			a.remove(o, true, sc, cmd, "tar --remove-files")
 		}
 	}
 	switch mode {
@@ -551,9 +629,10 @@ func (a *analyzer) tar(argv []arg, sc *scope, cmd string) {
 		}
 		for _, d := range dirs {
 			a.writePath(d, sc, cmd, "tar extracts into")
+			a.members(d, p.ops, sc, cmd, "tar extracts")
 		}
 		if p.has("-P", "--absolute-names") {
-			a.ask("write-unknown", "tar -P extracts to absolute paths stored in the archive", cmd)
+			a.ask(ruleWriteUnknown, "tar -P extracts to absolute paths stored in the archive", cmd)
 		}
 	}
 }
@@ -573,6 +652,27 @@ func (a *analyzer) archive(name string, argv []arg, sc *scope, cmd string) {
 	w := func(t arg, verb string) { a.writePath(t, sc, cmd, name+" "+verb) }
 	switch name {
 	case "unzip":
+		dir, members, seenZip := litArg("."), []arg(nil), false
+		for i := 1; i < len(argv); i++ {
+			x := argv[i]
+			switch {
+			case x.val == "-x" || x.val == "-d":
+				if x.val == "-d" && i+1 < len(argv) {
+					dir = argv[i+1]
+					i++
+					continue
+				}
+				i = len(argv)
+			case x.lit && strings.HasPrefix(x.val, "-d") && len(x.val) > 2:
+				dir = litArg(x.val[2:])
+			case x.lit && strings.HasPrefix(x.val, "-"):
+			case !seenZip:
+				seenZip = true
+			default:
+				members = append(members, x)
+			}
+		}
+		a.members(dir, members, sc, cmd, "unzip extracts")
 		for i, x := range argv {
 			switch {
 			case x.val == "-d" && i+1 < len(argv):
@@ -580,7 +680,7 @@ func (a *analyzer) archive(name string, argv []arg, sc *scope, cmd string) {
 			case x.lit && strings.HasPrefix(x.val, "-d") && len(x.val) > 2:
 				w(litArg(x.val[2:]), "extracts into")
 			case x.val == "-:":
-				a.ask("write-unknown", "unzip -: extracts to paths outside the target directory", cmd)
+				a.ask(ruleWriteUnknown, "unzip -: extracts to paths outside the target directory", cmd)
 			}
 		}
 	case "zip":
@@ -617,7 +717,7 @@ func (a *analyzer) archive(name string, argv []arg, sc *scope, cmd string) {
 			w(d, "extracts into")
 		}
 		if p.has("-i", "--extract") && !p.has("--no-absolute-filenames") {
-			a.ask("write-unknown", "cpio -i extracts to the paths stored in the archive", cmd)
+			a.ask(ruleWriteUnknown, "cpio -i extracts to the paths stored in the archive", cmd)
 		}
 		if p.has("-p", "--pass-through") && len(p.ops) > 0 {
 			w(p.ops[len(p.ops)-1], "copies into")
@@ -638,6 +738,92 @@ func (a *analyzer) archive(name string, argv []arg, sc *scope, cmd string) {
 		for _, o := range p.ops {
 			if o.val != "-" {
 				w(o, "replaces")
+			}
+		}
+	}
+}
+
+// patchFiles asks when a patch whose text the analyzer can see (a
+// here-document, a pipe from echo or printf, a file written earlier in the
+// line) writes a protected path. f is the patch file, when one is named
+// (has); otherwise the patch is read from stdin. A patch whose text is not
+// known is judged by the files it names on the command line only.
+func (a *analyzer) patchFiles(what string, f arg, has bool, in *input, sc *scope, cmd string) {
+	var text string
+	var known bool
+	switch {
+	case has:
+		text, _, known = a.scriptAt(f, sc)
+	case in != nil && in.kind == inFile:
+		text, _, known = a.scriptAt(in.file, sc)
+	default:
+		text, _, known = a.inputText(in)
+	}
+	if !known {
+		return
+	}
+	for _, p := range patchPaths(text) {
+		ps, _ := a.resolve(p, sc)
+		for _, q := range ps {
+			if a.protectWrite(q, false, cmd, what+" writes") {
+				break
+			}
+		}
+	}
+}
+
+// patchPaths returns the paths a unified or git diff names as written:
+// "+++ x", "diff --git a/x b/y", "rename to x", "copy to x", each also
+// with its first element stripped (a/, b/).
+func patchPaths(text string) []string {
+	var out []string
+	add := func(p string) {
+		p = strings.TrimSpace(p)
+		if i := strings.IndexByte(p, '\t'); i >= 0 {
+			p = p[:i] // a timestamp follows
+		}
+		p = strings.Trim(p, "\"")
+		if p == "" || p == "/dev/null" {
+			return
+		}
+		out = append(out, p)
+		if _, rest, ok := strings.Cut(p, "/"); ok && rest != "" {
+			out = append(out, rest)
+		}
+	}
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.HasPrefix(line, "+++ "), strings.HasPrefix(line, "--- "):
+			add(line[4:])
+		case strings.HasPrefix(line, "diff --git "):
+			for _, f := range strings.Fields(line[len("diff --git "):]) {
+				add(f)
+			}
+		case strings.HasPrefix(line, "rename to "), strings.HasPrefix(line, "copy to "):
+			_, p, _ := strings.Cut(line, " to ")
+			add(p)
+		case strings.HasPrefix(line, "Index: "):
+			add(line[len("Index: "):])
+		}
+	}
+	return out
+}
+
+// members asks when an archive member named on the command line, extracted
+// under dir, is a protected path: tar -xf x.tar .git/hooks/pre-commit.
+func (a *analyzer) members(dir arg, names []arg, sc *scope, cmd, verb string) {
+	if !dir.lit {
+		return
+	}
+	for _, m := range names {
+		if !m.lit || m.val == "" || m.val == "-" {
+			continue
+		}
+		ps, _ := a.resolve(path.Join(dir.val, m.val), sc)
+		for _, p := range ps {
+			if a.protectWrite(p, m.glob || hasGlob(m.val), cmd, verb) {
+				break
 			}
 		}
 	}

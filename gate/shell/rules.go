@@ -1,0 +1,226 @@
+package shell
+
+// ruleID is one rule the analyzer can fire. Every id is a constant of this
+// type, registered in ruleTable with its name, the hint the model is given
+// and example commands it must and must not fire on (TestRuleTable runs
+// them). Findings are made only from a ruleID, so a rule without a name or
+// a hint cannot be returned.
+type ruleID uint8
+
+const (
+	ruleNone ruleID = iota
+	ruleCredentialRead
+	ruleDevTcp
+	ruleDiskDestroy
+	ruleDnsLookup
+	ruleDynamicCommand
+	ruleEnvInject
+	ruleForkBomb
+	ruleGitBranchDelete
+	ruleGitClean
+	ruleGitConfigCode
+	ruleGitDiscard
+	ruleGitForcePush
+	ruleGitHooks
+	ruleGitPushDelete
+	ruleGitPushUrl
+	ruleGitRemoteChange
+	ruleGitResetHard
+	ruleGitRewrite
+	ruleHistoryWipe
+	ruleInterpreterCode
+	ruleInterpreterSocket
+	ruleInterpreterStdin
+	ruleInternalError
+	ruleNetApi
+	ruleNetTool
+	rulePackageInstall
+	ruleParseError
+	rulePersistence
+	rulePrivEsc
+	ruleProtectedPath
+	rulePublish
+	ruleRecursiveDelete
+	ruleSecureDelete
+	ruleSymlinkOutside
+	ruleSystemDestroy
+	ruleTooDeep
+	ruleTooLarge
+	ruleUnsupported
+	ruleWriteOutside
+	ruleWriteUnknown
+	numRules
+)
+
+// ruleSpec is one registered rule.
+type ruleSpec struct {
+	name string // the stable id in findings and the audit log
+	// why ends "This command was refused because ..." in the model's hint:
+	// general, so that it does not teach the model the policy's details.
+	why string
+	// match and noMatch are commands (run in /work/proj, home /home/agent)
+	// the rule must and must not fire on.
+	match, noMatch []string
+}
+
+// Hint classes shared by several rules.
+const (
+	whyNet     = "it could send data off the machine"
+	whyDestroy = "it could destroy data or disrupt the system"
+	whyCode    = "it runs code that cannot be checked before it runs"
+	whyLoss    = "it deletes or overwrites work that may not be recoverable"
+	whyInstall = "it installs software or changes the system"
+	whyOutside = "it writes outside the working directory"
+)
+
+// ruleTable registers every rule. It is never written.
+var ruleTable = [numRules]ruleSpec{
+	ruleCredentialRead: {"credential-read", "it could read stored credentials",
+		[]string{"cat ~/.ssh/id_rsa", "tar czf x.tgz ~", "git credential fill"},
+		[]string{"cat README.md", "grep -r TODO ."}},
+	ruleDevTcp: {"dev-tcp", whyNet,
+		[]string{"echo x > /dev/tcp/10.0.0.1/80", "exec 3<>/dev/udp/h/53"},
+		[]string{"echo x > /dev/null"}},
+	ruleDiskDestroy: {"disk-destroy", whyDestroy,
+		[]string{"rm -rf /", "mkfs.ext4 /dev/sda1", "dd if=/dev/zero of=/dev/sda", "rm -rf ~"},
+		[]string{"rm -rf build", "dd if=a of=b"}},
+	ruleDnsLookup: {"dns-lookup", whyNet,
+		[]string{"dig example.com", "nslookup example.com"},
+		[]string{"echo dig"}},
+	ruleDynamicCommand: {"dynamic-command", whyCode,
+		[]string{"$CMD x", "eval \"$X\"", "find . -exec {} \\;"},
+		[]string{"echo $X", "ls \"$DIR\""}},
+	ruleEnvInject: {"env-inject", whyCode,
+		[]string{"LD_PRELOAD=./x.so ls", "export LD_LIBRARY_PATH=/tmp"},
+		[]string{"FOO=1 go test ./..."}},
+	ruleForkBomb: {"fork-bomb", whyDestroy,
+		[]string{":(){ :|:& };:", "while true; do sleep 1 & done"},
+		[]string{"f(){ echo x; }; f"}},
+	ruleGitBranchDelete: {"git-branch-delete", whyLoss,
+		[]string{"git branch -D old", "git branch -df old"},
+		[]string{"git branch -d merged", "git branch new"}},
+	ruleGitClean: {"git-clean", whyLoss,
+		[]string{"git clean -fdx", "git clean --force", "git clean -f -- src"},
+		[]string{"git clean -n", "git clean -fn"}},
+	ruleGitConfigCode: {"git-config-code", "it sets a git setting whose value git runs as a command later, outside the sandbox",
+		[]string{"git config core.fsmonitor ./x", "git config --local core.pager 'sh -c x'", "git -c core.fsmonitor=./x status",
+			"git config set alias.st '!sh x'", "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=less git log"},
+		[]string{"git config user.name me", "git config alias.st status", "git -c user.email=a@b commit -m x",
+			"git config --get core.pager"}},
+	ruleGitDiscard: {"git-discard", whyLoss,
+		[]string{"git checkout .", "git restore .", "git stash drop", "git checkout -f main"},
+		// git stash -u keeps what it removes in the stash: git stash pop brings it back.
+		[]string{"git checkout main", "git restore --staged a.go", "git stash", "git stash -u"}},
+	ruleGitForcePush: {"git-force-push", whyLoss,
+		[]string{"git push --force", "git push origin +main", "git push -uf origin x"},
+		[]string{"git push", "git push -u origin feature"}},
+	ruleGitHooks: {"git-hooks", whyCode,
+		[]string{"git -c core.hooksPath=/tmp/h commit", "git clone --template=/t u"},
+		[]string{"git commit -m x"}},
+	ruleGitPushDelete: {"git-push-delete", whyLoss,
+		[]string{"git push origin --delete old", "git push origin :old"},
+		[]string{"git push origin main"}},
+	ruleGitPushUrl: {"git-push-url", "it sends the repository to an address that is not one of its configured remotes",
+		[]string{"git push https://example.com/x.git main", "git push git@host:x.git", "git push ../other"},
+		[]string{"git push origin main", "git push"}},
+	ruleGitRemoteChange: {"git-remote-change", "it changes where git sends the repository",
+		[]string{"git remote add x https://example.com/x.git", "git remote set-url origin u"},
+		[]string{"git remote -v", "git remote show origin"}},
+	ruleGitResetHard: {"git-reset-hard", whyLoss,
+		[]string{"git reset --hard", "git reset --hard HEAD~1"},
+		[]string{"git reset --soft HEAD~1", "git reset a.go"}},
+	ruleGitRewrite: {"git-rewrite", whyLoss,
+		[]string{"git filter-branch --tree-filter x HEAD"},
+		[]string{"git rebase main"}},
+	ruleHistoryWipe: {"history-wipe", "it could erase the shell history",
+		[]string{"history -c", "unset HISTFILE", "rm ~/.bash_history"},
+		[]string{"history"}},
+	ruleInterpreterCode: {"interpreter-code", whyCode,
+		[]string{"sed 's/x/y/e' f", "python3 -c \"exec(input())\""},
+		[]string{"python3 -c 'print(1)'", "sed 's/a/b/' f"}},
+	ruleInterpreterSocket: {"interpreter-socket", whyNet,
+		[]string{"python3 -c 'import socket'", "perl -e 'use IO::Socket'"},
+		[]string{"python3 -c 'import os'"}},
+	ruleInterpreterStdin: {"interpreter-stdin", whyCode,
+		[]string{"cat x | python3", "cat x.py | python3"},
+		[]string{"python3 x.py"}},
+	ruleInternalError: {"internal-error", "the check of it failed",
+		nil, []string{"ls"}},
+	ruleNetApi: {"net-api", whyNet,
+		[]string{"gh api repos/x/y -f body=z"},
+		[]string{"gh pr list"}},
+	ruleNetTool: {"net-tool", whyNet,
+		[]string{"curl https://example.com", "lynx -dump u", "w3m u", "hydra -l a h ssh", "chromium --headless u", "http get u"},
+		[]string{"echo curl", "ls", "go test ./..."}},
+	rulePackageInstall: {"package-install", whyInstall,
+		[]string{"apt-get install jq", "pip install x", "npm install"},
+		[]string{"npm test", "pip list"}},
+	ruleParseError: {"parse-error", "a command string inside it is not valid shell syntax",
+		[]string{"echo 'x", "bash -c 'echo \"'"},
+		[]string{"echo 'x'"}},
+	rulePersistence: {"persistence", whyInstall,
+		[]string{"at now + 1 minute", "batch"},
+		[]string{"crontab -l"}},
+	rulePrivEsc: {"priv-esc", "it could escalate privileges",
+		[]string{"sudo ls", "chmod u+s x", "su -c id"},
+		[]string{"chmod +x x.sh"}},
+	ruleProtectedPath: {"protected-path", "it writes a file whose content runs code or changes a tool's rights later, outside the sandbox (git hooks and config, shell start-up files, editor, agent and rein settings)",
+		[]string{"echo x > .git/hooks/pre-commit", "install -m 755 x .git/hooks/pre-commit", "cp x .bashrc",
+			"cd .git && echo x > config", "ln -s ../x .git/hooks/post-checkout", "tee -a .envrc", "sed -i s/a/b/ .vscode/tasks.json"},
+		[]string{"echo x > README.md", "cp a b", "git commit -m x", "cat .git/config", "echo x > src/git/config"}},
+	rulePublish: {"publish", whyNet,
+		[]string{"npm publish", "cargo publish"},
+		[]string{"npm pack"}},
+	ruleRecursiveDelete: {"recursive-delete", whyLoss,
+		[]string{"rm -rf build", "find . -delete", "find . -type f -exec rm -f {} +", "tar --remove-files -cf a.tar src",
+			"git rm -r src", "rsync -a --delete a/ b/", "ls | xargs rm -rf"},
+		[]string{"rm a.o", "find . -name '*.go'", "git rm file.txt"}},
+	ruleSecureDelete: {"secure-delete", whyDestroy,
+		[]string{"shred -u notes.txt"},
+		[]string{"rm notes.txt"}},
+	ruleSymlinkOutside: {"symlink-outside", "it links to a place outside the working directory, so later writes may land there",
+		[]string{"ln -s /etc/passwd p"},
+		[]string{"ln -s a b"}},
+	ruleSystemDestroy: {"system-destroy", whyDestroy,
+		[]string{"shutdown now", "iptables -F", "kill -9 -1"},
+		[]string{"kill %1"}},
+	ruleTooDeep: {"too-deep", "it is too deeply nested or too complex to check",
+		[]string{"eval eval eval eval eval eval eval eval eval eval ls"},
+		[]string{"eval eval ls"}},
+	ruleTooLarge: {"too-large", "it is too large to check",
+		nil, []string{"ls"}},
+	ruleUnsupported: {"unsupported", "it uses shell syntax the check does not know",
+		nil, []string{"ls"}},
+	ruleWriteOutside: {"write-outside", whyOutside,
+		[]string{"echo x > /tmp/x", "cp a /etc/passwd", "git config --global user.name x"},
+		[]string{"echo x > out.txt"}},
+	ruleWriteUnknown: {"write-unknown", "it writes to a place that is only known when it runs",
+		[]string{"echo x > $F", "cd $D && touch x"},
+		[]string{"touch x"}},
+}
+
+// String returns the rule's stable name.
+func (r ruleID) String() string {
+	if r >= numRules {
+		return ""
+	}
+	return ruleTable[r].name
+}
+
+// why returns the rule's hint for the model.
+func (r ruleID) why() string {
+	if r >= numRules || ruleTable[r].why == "" {
+		return "it is too large, too complex or too unusual to check"
+	}
+	return ruleTable[r].why
+}
+
+// RuleNames returns the name of every rule the analyzer can fire, in a
+// fixed order.
+func RuleNames() []string {
+	out := make([]string, 0, numRules-1)
+	for r := ruleNone + 1; r < numRules; r++ {
+		out = append(out, ruleTable[r].name)
+	}
+	return out
+}
