@@ -133,7 +133,7 @@ func Gates(p Policy, workdir string, net *network.Policy) (*gate.Pipeline, error
 		return nil, fmt.Errorf("scope: %w", err)
 	}
 	sc.WithProtected(p.Protected)
-	shOpts := shell.Options{WorkDir: workdir, Home: home()}
+	shOpts := shell.Options{WorkDir: workdir, Home: home(), Protected: p.Protected}
 	perm, err := permission.NewGate(p.Mode, p.Rules, shOpts)
 	if err != nil {
 		return nil, err
