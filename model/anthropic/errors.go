@@ -86,7 +86,7 @@ func (m *Model) callError(ctx context.Context, err error, tries int, sniff *wire
 				Tries: tries, advice: advice(st), err: err}
 		}
 		if sniff.Cut() {
-			return fmt.Errorf("%w: the server at %s cut its answer short on every one of %d tries: %s (%s)",
+			return fmt.Errorf("%w: the server at %s cut its answer short (the last of %d tries): %s (%s)",
 				ErrBadResponse, m.base, max(tries, 1), what, cause)
 		}
 		return fmt.Errorf("%w: the server at %s answered with something that is not the Messages API's JSON: %s; "+
