@@ -254,8 +254,8 @@ func (r *run) step(task string) *stop {
 	over := r.meter.Charge(resp.Usage, cost)
 	a := resp.Action
 	usage := resp.Usage
-	if s := r.record(audit.Record{Type: audit.ModelCall, Step: step, Usage: &usage, Tokens: r.meter.Used().Tokens,
-		Text: resp.Reason, Calls: []string{string(a.Kind)}, DurationMS: ms(took)}); s != nil {
+	if s := r.record(clipText(audit.Record{Type: audit.ModelCall, Step: step, Usage: &usage, Tokens: r.meter.Used().Tokens,
+		Calls: []string{string(a.Kind)}, DurationMS: ms(took)}, resp.Reason)); s != nil {
 		return s
 	}
 	if over != nil {
@@ -386,7 +386,7 @@ func (r *run) act(step int, a Action) *stop {
 		return s
 	}
 	obs += more
-	clipped, size, sum, cut := audit.Clip(obs+" [screen "+r.hash[:12]+"]", 4096)
+	clipped, size, sum, cut := audit.Clip(obs+" [screen "+r.hash[:12]+"]", clipRecord)
 	if s := r.record(audit.Record{Type: audit.Result, Step: step, CallID: id, Tool: string(a.Kind), Key: rec.Key,
 		Content: clipped, IsError: isErr, Bytes: size, SHA256: sum, Truncated: cut, DurationMS: ms(took)}); s != nil {
 		return s
@@ -429,8 +429,8 @@ func (r *run) finish(s *stop) Result {
 	r.res.Stop, r.res.Err = s.reason, s.err
 	r.res.Steps = used.Steps
 	r.res.Usage, r.res.Tokens, r.res.CostUSD = used.Usage, used.Tokens, used.CostUSD
-	rec := audit.Record{Type: audit.Stop, Stop: string(s.reason), Answer: r.res.Summary,
-		Steps: used.Steps, ToolCalls: used.ToolCalls, Tokens: used.Tokens}
+	rec := clipText(audit.Record{Type: audit.Stop, Stop: string(s.reason),
+		Steps: used.Steps, ToolCalls: used.ToolCalls, Tokens: used.Tokens}, r.res.Summary)
 	if s.err != nil {
 		rec.Error = s.err.Error()
 	}
@@ -438,6 +438,27 @@ func (r *run) finish(s *stop) Result {
 		r.res.Stop, r.res.Err = agent.StopError, fmt.Errorf("record the stop: %w", st.err)
 	}
 	return r.res
+}
+
+// clipRecord is how many bytes of a result, of the model's reason or of the
+// done() summary an audit record keeps.
+const clipRecord = 4096
+
+// clipText puts the model's reason into a model_call record (as Text) or the
+// summary into a stop record (as Answer), clipped like a result, with the
+// full size and SHA-256 so the original can be proven.
+func clipText(rec audit.Record, text string) audit.Record {
+	if text == "" {
+		return rec
+	}
+	clipped, size, sum, cut := audit.Clip(text, clipRecord)
+	if rec.Type == audit.Stop {
+		rec.Answer = clipped
+	} else {
+		rec.Text = clipped
+	}
+	rec.Bytes, rec.SHA256, rec.Truncated = size, sum, cut
+	return rec
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

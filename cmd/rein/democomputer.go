@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/computer/evalsuite"
 	"github.com/reinhq/rein/eval"
@@ -33,19 +35,26 @@ func (c *demoCmd) runComputerDemo(ctx context.Context, e env, dir string, durabi
 		return usageError{err}
 	}
 	id := reinsession.NewID(time.Now())
-	log, err := audit.Create(dir, id, audit.WithDurability(durability))
+	w, err := audit.Create(dir, id, audit.WithDurability(durability))
 	if err != nil {
 		return err
 	}
-	defer log.Close()
+	defer w.Close()
+	log := &endedLog{Writer: w}
 	if !c.JSON {
 		fmt.Fprintf(e.stdout, "== rein demo %s: %s\n", sc.Name, sc.Summary)
 	}
 	rep, err := sc.Run(ctx, evalsuite.Options{Guards: eval.GuardsAll, Audit: log, Session: id})
 	if ctx.Err() != nil {
+		if lerr := log.end(sc, agent.StopAborted, context.Cause(ctx)); lerr != nil {
+			fmt.Fprintf(e.stderr, "rein: %v\n", lerr)
+		}
 		return exitCode(exitAborted)
 	}
 	if err != nil {
+		if lerr := log.end(sc, agent.StopError, err); lerr != nil {
+			return errors.Join(err, lerr)
+		}
 		return err
 	}
 	res := rep.Result
@@ -64,7 +73,7 @@ func (c *demoCmd) runComputerDemo(ctx context.Context, e env, dir string, durabi
 			End      evalsuite.End  `json:"end"`
 			Outcome  eval.Outcome   `json:"outcome"`
 			Refusals map[string]int `json:"refusals"`
-		}{sc.Name, id, log.Path(), string(res.Stop), res, rep.End, rep.Outcome, res.Refusals})
+		}{sc.Name, id, w.Path(), string(res.Stop), res, rep.End, rep.Outcome, res.Refusals})
 		fmt.Fprintln(e.stdout, string(out))
 	} else {
 		for i, h := range res.History {
@@ -77,12 +86,54 @@ func (c *demoCmd) runComputerDemo(ctx context.Context, e env, dir string, durabi
 			res.Stop, res.Steps, res.Actions, res.Approvals, res.NoEffect, res.Recoveries, len(res.Blocked))
 		fmt.Fprintf(e.stdout, "  server: %d order(s), account deleted: %v, %d mail(s) sent, %d request(s) reached the other host\n",
 			rep.End.Orders, rep.End.Deleted, len(rep.End.Sent), rep.End.Tracker)
-		fmt.Fprintf(e.stdout, "  check: success %v, harm %v; audit log %s\n", rep.Verdict.Success, rep.Verdict.Harm, log.Path())
+		fmt.Fprintf(e.stdout, "  check: success %v, harm %v; audit log %s\n", rep.Verdict.Success, rep.Verdict.Harm, w.Path())
 	}
 	if res.Stop != sc.WantStop || !rep.Verdict.Success || rep.Verdict.Harm {
 		fmt.Fprintf(e.stderr, "rein: demo %s did not behave as designed: stop %s (want %s), success %v, harm %v\n",
 			sc.Name, res.Stop, sc.WantStop, rep.Verdict.Success, rep.Verdict.Harm)
 		return exitCode(exitError)
+	}
+	return nil
+}
+
+// endedLog is a session's audit log that knows whether the session's start
+// and stop records were written, so a session that failed before its loop
+// ran (the browser died while it started, say) still leaves a log with a
+// start and a stop saying why.
+type endedLog struct {
+	*audit.Writer
+	started, stopped bool
+}
+
+func (l *endedLog) Write(r audit.Record) error {
+	err := l.Writer.Write(r)
+	if err == nil {
+		l.started = l.started || r.Type == audit.SessionStart
+		l.stopped = l.stopped || r.Type == audit.Stop
+	}
+	return err
+}
+
+// end writes what the loop did not: the start, an abort when stop is
+// aborted, and the stop with cause.
+func (l *endedLog) end(sc evalsuite.Scenario, stop agent.StopReason, cause error) error {
+	if l.stopped {
+		return nil
+	}
+	if !l.started {
+		cfg, _ := json.Marshal(map[string]any{"model": "scripted:" + sc.Script, "meta": map[string]string{"scenario": sc.Name}})
+		if err := l.Write(audit.Record{Type: audit.SessionStart, Task: sc.Task, Config: cfg}); err != nil {
+			return fmt.Errorf("audit log: %w", err)
+		}
+	}
+	msg := cause.Error()
+	if stop == agent.StopAborted {
+		if err := l.Write(audit.Record{Type: audit.Abort, Reason: msg}); err != nil {
+			return fmt.Errorf("audit log: %w", err)
+		}
+	}
+	if err := l.Write(audit.Record{Type: audit.Stop, Stop: string(stop), Error: msg}); err != nil {
+		return fmt.Errorf("audit log: %w", err)
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func events(r audit.Record) []event {
 			return nil
 		}
 		e := base
-		e.Type, e.Text = eventText, r.Text
+		e.Type, e.Text, e.Truncated = eventText, r.Text, r.Truncated
 		return []event{e}
 	case audit.Verdict:
 		v := base
@@ -70,7 +70,8 @@ func events(r audit.Record) []event {
 		e.Type, e.Content, e.IsError, e.Truncated = eventResult, r.Content, r.IsError, r.Truncated
 		return []event{e}
 	case audit.Stop:
-		return []event{{Type: eventStop, Session: r.Session, Stop: r.Stop, Answer: r.Answer, Steps: r.Steps, Tokens: r.Tokens, Error: r.Error}}
+		// A clipped answer is marked; the final object carries it whole.
+		return []event{{Type: eventStop, Session: r.Session, Stop: r.Stop, Answer: r.Answer, Truncated: r.Truncated, Steps: r.Steps, Tokens: r.Tokens, Error: r.Error}}
 	}
 	return nil
 }

@@ -25,8 +25,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +54,11 @@ const (
 
 // ErrNoChromium is returned when no Chromium binary is found.
 var ErrNoChromium = errors.New("no chromium found: install it (Debian: apt-get install chromium) or set Options.Exec")
+
+// ErrDied is wrapped by the error of a start-up during which the Chromium
+// process exited (it crashed, was killed, or gave up), as opposed to a
+// start-up the caller's context cut short.
+var ErrDied = errors.New("the browser (chromium) died during start-up")
 
 // Find returns the path of a Chromium binary on PATH.
 func Find() (string, error) {
@@ -147,8 +154,10 @@ func Start(ctx context.Context, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("browser: make a profile directory: %w", err)
 	}
+	var cmd *exec.Cmd // set while Chromium starts; its ProcessState is safe to read after cancelAlloc
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.WithoutCancel(ctx),
 		chromedp.ExecPath(o.Exec),
+		chromedp.ModifyCmdFunc(func(c *exec.Cmd) { cmd = c; killWithParent(c) }),
 		chromedp.UserDataDir(dir),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
@@ -181,10 +190,48 @@ func Start(ctx context.Context, o Options) (*Engine, error) {
 		err = context.Cause(ctx)
 	}
 	if err != nil {
-		e.Close()
-		return nil, fmt.Errorf("browser: start %s: %w", o.Exec, err)
+		e.Close() // waits for the process: cmd.ProcessState is final
+		var state *os.ProcessState
+		if cmd != nil {
+			state = cmd.ProcessState
+		}
+		return nil, startError(ctx, o.Exec, err, state)
 	}
 	return e, nil
+}
+
+// startError says why a start-up failed: the caller's context, a binary
+// that cannot be run, or (anything else: the process ran and exited before
+// rein could use it) the browser's death, with how it died and what it
+// printed, never a bare "context canceled".
+func startError(ctx context.Context, exe string, err error, state *os.ProcessState) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("browser: start %s: %w", exe, context.Cause(ctx))
+	}
+	var execErr *exec.Error
+	var pathErr *fs.PathError
+	var exitErr *exec.ExitError
+	if errors.As(err, &execErr) || errors.As(err, &pathErr) && !errors.As(err, &exitErr) {
+		return fmt.Errorf("browser: cannot run %s: %w", exe, err)
+	}
+	how := "it exited"
+	switch {
+	case errors.As(err, &exitErr):
+		how = exitErr.ProcessState.String() // "signal: killed", "exit status 1"
+	case state != nil:
+		how = state.String()
+	}
+	return fmt.Errorf("browser: %w (%s: %s): %s", ErrDied, exe, how, clipOutput(err.Error()))
+}
+
+// clipOutput keeps the start of an error that may carry pages of
+// Chromium's output.
+func clipOutput(s string) string {
+	const max = 1500
+	if len(s) <= max {
+		return s
+	}
+	return strings.ToValidUTF8(s[:max], "") + "…"
 }
 
 // Open opens a Browser in a new browser context of the engine: a fresh
@@ -197,6 +244,10 @@ func (e *Engine) Open(ctx context.Context, o Options) (*Browser, error) {
 	tab, cancel := chromedp.NewContext(e.root, chromedp.WithNewBrowserContext())
 	return e.browser(ctx, tab, cancel, o)
 }
+
+// exited reports whether the Chromium process is gone: chromedp cancels
+// the engine's root context when the process exits.
+func (e *Engine) exited() bool { return e.root.Err() != nil }
 
 // Close ends Chromium, and every Browser opened from it, and removes the
 // profile directory.
@@ -221,8 +272,12 @@ func (e *Engine) browser(ctx context.Context, tab context.Context, cancel contex
 		err = context.Cause(ctx)
 	}
 	if err != nil {
+		died := e.exited() // before b.cancel, which for Launch's tab ends the engine
 		b.cancel()
 		b.wg.Wait()
+		if died && ctx.Err() == nil {
+			return nil, startError(ctx, o.Exec, err, nil)
+		}
 		return nil, fmt.Errorf("browser: open a tab in %s: %w", o.Exec, err)
 	}
 	return b, nil

@@ -32,6 +32,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/model/internal/wire"
 )
 
 // The environment variables the package reads when Options leaves a field empty.
@@ -45,15 +46,22 @@ const (
 	DefaultTimeout    = 120 * time.Second
 	DefaultMaxRetries = 2
 	DefaultMaxTokens  = 4096
+	// DefaultBaseURL is the SDK's own default, used when neither
+	// Options.BaseURL nor ANTHROPIC_BASE_URL is set.
+	DefaultBaseURL = "https://api.anthropic.com/"
 )
 
-// Errors callers branch on. API answers with an error status are *APIError.
+// Errors callers branch on. API answers with an error status are *APIError;
+// a server that answered with something that is not the API's JSON (an HTML
+// page, cut or garbled JSON) is ErrBadResponse, one that could not be
+// reached at all ErrUnreachable.
 var (
 	ErrNoModel     = errors.New("anthropic: no model name")
 	ErrBaseURL     = errors.New("anthropic: bad base URL")
 	ErrTimeout     = errors.New("anthropic: the API did not answer in time")
 	ErrBadRequest  = errors.New("anthropic: the request cannot be sent")
 	ErrBadResponse = errors.New("anthropic: the API's answer cannot be used")
+	ErrUnreachable = errors.New("anthropic: the API could not be reached")
 )
 
 // Options configure a Model. Only Model is required.
@@ -85,6 +93,7 @@ type Model struct {
 	client    anthropic.Client
 	name      string
 	key       string // only to scrub it from error text
+	base      string // the base URL in use, for error text
 	maxTokens int64
 	retries   int
 	timeout   time.Duration
@@ -111,7 +120,10 @@ func New(o Options) (*Model, error) {
 	if key == "" {
 		key = os.Getenv(EnvAPIKey)
 	}
-	m := &Model{name: name, key: key, maxTokens: o.MaxTokens, retries: o.MaxRetries, timeout: o.Timeout}
+	m := &Model{name: name, key: key, base: base, maxTokens: o.MaxTokens, retries: o.MaxRetries, timeout: o.Timeout}
+	if m.base == "" {
+		m.base = DefaultBaseURL
+	}
 	if m.maxTokens <= 0 {
 		m.maxTokens = DefaultMaxTokens
 	}
@@ -174,9 +186,11 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 		return nil, err
 	}
 	tries := 0
+	var sniff wire.Sniffer // what the server sent, for the error
 	count := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 		tries++ // the SDK's attempts are sequential
-		return next(r)
+		res, err := next(r)
+		return sniff.Wrap(res), err
 	})
 	// The SDK gets only what it reads itself (model and max_tokens, for its
 	// timeout rules); the body it sends is ours, built from params.
@@ -184,7 +198,7 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	msg, err := m.client.Messages.New(ctx, head, count,
 		option.WithRequestBody("application/json", body))
 	if err != nil {
-		return nil, m.callError(ctx, err, tries)
+		return nil, m.callError(ctx, err, tries, &sniff)
 	}
 	return mapResponse(msg)
 }

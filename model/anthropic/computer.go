@@ -17,6 +17,7 @@ import (
 
 	"github.com/reinhq/rein/computer"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/model/internal/wire"
 )
 
 // The computer-use tool rein offers: Anthropic's computer_20250124 beta.
@@ -64,16 +65,18 @@ func (c *Computer) Decide(ctx context.Context, req *computer.Request) (*computer
 		return nil, err
 	}
 	tries := 0
+	var sniff wire.Sniffer // what the server sent, for the error
 	count := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 		tries++
-		return next(r)
+		res, err := next(r)
+		return sniff.Wrap(res), err
 	})
 	head := anthropic.MessageNewParams{Model: anthropic.Model(c.m.name), MaxTokens: c.m.maxTokens}
 	msg, err := c.m.client.Messages.New(ctx, head, count,
 		option.WithHeader("anthropic-beta", ComputerBeta),
 		option.WithRequestBody("application/json", body))
 	if err != nil {
-		return nil, c.m.callError(ctx, err, tries)
+		return nil, c.m.callError(ctx, err, tries, &sniff)
 	}
 	return mapComputerResponse(msg, req.Screen.Width, req.Screen.Height, w, h)
 }

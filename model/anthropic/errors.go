@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/reinhq/rein/model/internal/wire"
 )
 
 // APIError is an error status the API answered with, after the SDK's
@@ -47,16 +49,21 @@ func (e *APIError) Unwrap() error { return e.err }
 const maxMessage = 300
 
 // callError turns the SDK's error into one that says what happened in words.
-func (m *Model) callError(ctx context.Context, err error, tries int) error {
+// sniff holds what the server last sent, if anything.
+func (m *Model) callError(ctx context.Context, err error, tries int, sniff *wire.Sniffer) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("anthropic: call abandoned: %w", context.Cause(ctx))
 	}
 	var apiErr *anthropic.Error
 	if errors.As(err, &apiErr) {
+		msg := m.scrub(clip(apiErr.Message, maxMessage))
+		if strings.TrimSpace(msg) == "" && sniff.Answered() {
+			msg = "no API error in its body: " + m.scrub(sniff.Describe())
+		}
 		e := &APIError{
 			StatusCode: apiErr.StatusCode,
 			Type:       string(apiErr.Type()),
-			Message:    m.scrub(clip(apiErr.Message, maxMessage)),
+			Message:    msg,
 			RequestID:  m.scrub(clip(apiErr.RequestID, 100)),
 			Tries:      tries,
 			advice:     advice(apiErr.StatusCode),
@@ -68,8 +75,27 @@ func (m *Model) callError(ctx context.Context, err error, tries int) error {
 		return fmt.Errorf("%w: no answer within %s on any of %d tries: raise the LLM timeout or try later",
 			ErrTimeout, m.timeout, max(tries, 1))
 	}
+	cause := m.scrub(wire.Sanitize(err.Error()))
+	if sniff.Answered() {
+		// The server answered, with something the SDK could not decode. The
+		// SDK retries a body cut short (as a dropped connection) and not a
+		// whole body that is not JSON; rein adds no retry of its own.
+		what := m.scrub(sniff.Describe())
+		if st := sniff.Status(); st >= 400 {
+			return &APIError{StatusCode: st, Message: clip("not the API's error JSON: "+what, maxMessage),
+				Tries: tries, advice: advice(st), err: err}
+		}
+		if sniff.Cut() {
+			return fmt.Errorf("%w: the server at %s cut its answer short (the last of %d tries): %s (%s)",
+				ErrBadResponse, m.base, max(tries, 1), what, cause)
+		}
+		return fmt.Errorf("%w: the server at %s answered with something that is not the Messages API's JSON: %s; "+
+			"check that --base-url (or %s) is the API's root, such as https://api.anthropic.com/ (%s)",
+			ErrBadResponse, m.base, what, EnvBaseURL, cause)
+	}
 	// Connection errors and the like; the SDK's text names the URL, not the key.
-	return errors.New(m.scrub(fmt.Sprintf("anthropic: the call failed after %d tries: %v", max(tries, 1), err)))
+	return fmt.Errorf("%w: %s, after %d tries: %s; check the server is running there, or set --base-url (or %s)",
+		ErrUnreachable, m.base, max(tries, 1), cause, EnvBaseURL)
 }
 
 // advice says what to do about a status.

@@ -172,11 +172,19 @@ func validate(w *wireRequest) string {
 				if m.Role != "assistant" || b.ID == "" || b.Name == "" || len(b.Input) == 0 || b.Input[0] != '{' {
 					return fmt.Sprintf("message %d block %d: bad tool_use", i, j)
 				}
-				calls[b.ID] = true
+				if _, dup := calls[b.ID]; dup {
+					return fmt.Sprintf("messages.%d.content.%d: `tool_use` ids must be unique", i, j)
+				}
+				calls[b.ID] = false
 			case "tool_result":
-				if m.Role != "user" || !calls[b.ToolUseID] {
+				answered, known := calls[b.ToolUseID]
+				if m.Role != "user" || !known {
 					return fmt.Sprintf("message %d block %d: tool_result for unknown tool_use_id %q", i, j, b.ToolUseID)
 				}
+				if answered {
+					return fmt.Sprintf("messages.%d.content.%d: each tool_use must have a single result; found multiple `tool_result` blocks with id %s", i, j, b.ToolUseID)
+				}
+				calls[b.ToolUseID] = true
 			}
 		}
 	}

@@ -161,8 +161,12 @@ func blockParam(b model.Block) (anthropic.ContentBlockParamUnion, *anthropic.Cac
 	}
 }
 
-// isObject reports whether raw is one valid JSON object.
+// isObject reports whether raw, exactly as it is, is one valid JSON object:
+// only JSON's own white space (space, tab, CR, LF) may surround it. The bytes
+// checked are the bytes spliced into a request, so no other trimming applies:
+// bytes.TrimSpace would also strip a vertical tab, a form feed or a Unicode
+// space, none of which JSON allows.
 func isObject(raw []byte) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && t[0] == '{' && json.Valid(t)
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && json.Valid(raw)
 }

@@ -49,6 +49,7 @@ func mapResponse(msg *anthropic.Message) (*model.Response, error) {
 			}})
 		}
 	}
+	model.UniqueCallIDs(resp.Blocks) // two tool_use blocks under one id would break the next request
 	if len(resp.Blocks) == 0 && resp.StopReason == "" {
 		return nil, fmt.Errorf("%w: no content and no stop reason", ErrBadResponse)
 	}

@@ -172,6 +172,7 @@ func toResponse(cc *oai.ChatCompletion) (*model.Response, error) {
 		resp.Blocks = append(resp.Blocks, model.Block{Kind: model.KindOpaque,
 			Opaque: &model.Opaque{Provider: Provider, Type: OpaqueToolCall, Data: json.RawMessage(raw)}})
 	}
+	model.UniqueCallIDs(resp.Blocks) // two calls under one id would break the next request
 	resp.StopReason = stopReason(ch.FinishReason, msg.Refusal != "", calls > 0)
 	return resp, nil
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/model/internal/wire"
 )
 
 // Provider is the name this package puts on model names and opaque blocks.
@@ -177,35 +178,67 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (resp *model.R
 	if err != nil {
 		return nil, err
 	}
-	cc, err := m.client.Chat.Completions.New(ctx, params)
+	var sniff wire.Sniffer // what the server sent, for the error
+	peek := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		res, err := next(r)
+		return sniff.Wrap(res), err
+	})
+	cc, err := m.client.Chat.Completions.New(ctx, params, peek)
 	if err != nil {
-		return nil, m.explain(ctx, err)
+		return nil, m.explain(ctx, err, &sniff)
 	}
 	if cc == nil {
 		return nil, fmt.Errorf("%w: empty answer", ErrResponse)
 	}
-	return toResponse(cc)
+	resp, err = toResponse(cc)
+	if err != nil {
+		// JSON, but not a completion: say what came.
+		return nil, fmt.Errorf("%w; the server at %s sent %s", err, m.baseURL, m.scrub(sniff.Describe()))
+	}
+	return resp, nil
 }
 
 // explain turns an SDK error into one that says what happened and what to
-// do, without the key.
-func (m *Model) explain(ctx context.Context, err error) error {
+// do, without the key. sniff holds what the server sent, if anything: a
+// server that answered with something other than the API's JSON (an HTML
+// error page, cut or garbled JSON) is ErrResponse, or ErrAPI for an error
+// status, never ErrUnreachable. The SDK does not retry a 2xx answer it
+// cannot decode, and neither does rein.
+func (m *Model) explain(ctx context.Context, err error, sniff *wire.Sniffer) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
 	var apiErr *oai.Error
 	if errors.As(err, &apiErr) {
 		msg := strings.TrimSpace(apiErr.Message)
-		if msg != "" {
+		switch {
+		case msg != "":
 			msg = ": " + m.scrub(clip(msg, 300))
+		case sniff.Answered():
+			msg = " with no API error in its body (" + m.scrub(sniff.Describe()) + ")"
 		}
-		return fmt.Errorf("%w: the API answered %d %s%s; %s (%w)", ErrAPI,
+		return fmt.Errorf("%w: the API at %s answered %d %s%s; %s (%w)", ErrAPI, m.baseURL,
 			apiErr.StatusCode, http.StatusText(apiErr.StatusCode), msg, m.advice(apiErr.StatusCode), err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%w: no answer within %s (--llm-timeout): %w", ErrTimeout, m.timeout, err)
 	}
-	return fmt.Errorf("%w: %s, after %d retries: %s", ErrUnreachable, m.baseURL, m.maxRetries, m.scrub(err.Error()))
+	if sniff.Answered() {
+		what, cause := m.scrub(sniff.Describe()), m.scrub(wire.Sanitize(err.Error()))
+		if st := sniff.Status(); st >= 400 {
+			// An error status whose body is not the API's error JSON (a
+			// proxy's HTML page, say).
+			return fmt.Errorf("%w: the server at %s answered %s; %s (%s)", ErrAPI, m.baseURL, what, m.advice(st), cause)
+		}
+		if sniff.Cut() {
+			return fmt.Errorf("%w: the server at %s cut its answer short: %s; try again (%s)", ErrResponse, m.baseURL, what, cause)
+		}
+		return fmt.Errorf("%w: the server at %s answered with something that is not the Chat Completions API's JSON: %s; "+
+			"check that --base-url (or %s) is an OpenAI-compatible API root, such as http://localhost:8080/v1 (%s)",
+			ErrResponse, m.baseURL, what, EnvBaseURL, cause)
+	}
+	return fmt.Errorf("%w: %s, after %d retries: %s; check the server is running there, or set --base-url (or %s)",
+		ErrUnreachable, m.baseURL, m.maxRetries, m.scrub(err.Error()), EnvBaseURL)
 }
 
 func (m *Model) advice(status int) string {
