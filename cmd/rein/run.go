@@ -216,6 +216,7 @@ func offerRollback(e env, lines *approve.Lines, tty bool, out *harness.Outcome, 
 		if !tty {
 			return
 		}
+		_, _ = lines.Fence() // only an answer typed after the question counts
 		fmt.Fprintf(w, "rein: roll back the %d file(s) this session changed? [y/N] ", len(out.Changed))
 		// The session's context is aborted: this question has its own.
 		line, _ := lines.Next(context.Background(), approve.DefaultTimeout)
@@ -240,15 +241,9 @@ func offerRollback(e env, lines *approve.Lines, tty bool, out *harness.Outcome, 
 	}
 }
 
-// isTerminal reports whether r is a character device (a terminal).
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether r is a terminal (ioctl TCGETS succeeds):
+// /dev/null, a file or a pipe is not, and gets no prompt.
+func isTerminal(r io.Reader) bool { return approve.IsTerminal(r) }
 
 // session runs spec and prints it to w: as a trace and summary, or with
 // asJSON as the final object, preceded by the event stream when events.

@@ -2,75 +2,108 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/reinhq/rein/internal/testenv"
+	"github.com/reinhq/rein/internal/ptytest"
 )
 
-// openPTY opens a pseudo-terminal: what is written to master is what a
-// human types at the terminal slave.
-func openPTY(t *testing.T) (master, slave *os.File) {
+// mailRun runs rein run with a scripted model that sends one email, with
+// stdin and stderr as given, and returns the exit code and stdout.
+func mailRun(t *testing.T, stdin *os.File, stderr *os.File, errBuf *bytes.Buffer) (int, string) {
 	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	testenv.Need(t, "pty", err)
-	t.Cleanup(func() { m.Close() })
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlockpt: %v", err)
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	script := filepath.Join(dir, "mail.json")
+	writeFile(t, script, `{"turns":[
+	 {"text":"sending","calls":[{"tool":"send_email","args":{"to":"ann@example.com","subject":"Summary","body":"All done."}}]},
+	 {"text":"finished"}]}`)
+	var out bytes.Buffer
+	e := env{stdin: stdin, stdout: &out, stderr: errBuf}
+	if stderr != nil {
+		e.stderr = stderr
 	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("ptsname: %v", err)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	testenv.Need(t, "pty", err)
-	t.Cleanup(func() { s.Close() })
-	return m, s
+	code := run(t.Context(), []string{"run", "--model", "scripted:" + script, "--tools", "send_email", "--workdir", dir,
+		"--audit-dir", filepath.Join(dir, "audit"), "--json", "Send Ann the summary."}, e)
+	return code, out.String()
 }
 
-// rein run on a terminal asks about send_email: the prompt shows the whole
-// call; "y" sends, anything else does not.
+// rein run on a terminal asks about send_email: the prompt shows the call
+// with the recipient right above [y/N]; "y" typed after it sends, anything
+// else does not, and nothing typed before the question answers it.
 func TestRunAsksOnTheTerminal(t *testing.T) {
 	for _, c := range []struct {
-		typed  string
+		name   string
+		ahead  string // typed before the question
+		typed  string // typed once [y/N] is on the screen
 		outbox string
 	}{
-		{"y\n", `"outbox":1`},
-		{"\n", `"outbox":0`},
-		{"sure\n", `"outbox":0`},
+		{"y", "", "y\n", `"outbox":1`},
+		{"Enter", "", "\n", `"outbox":0`},
+		{"sure", "", "sure\n", `"outbox":0`},
+		{"typed ahead", "y\ny\n", "\n", `"outbox":0`},
+		{"typed ahead then y", "n\n", "y\n", `"outbox":1`},
 	} {
-		t.Run(strings.TrimSpace(c.typed), func(t *testing.T) {
-			dir := t.TempDir()
-			t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
-			t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
-			script := filepath.Join(dir, "mail.json")
-			writeFile(t, script, `{"turns":[
-			 {"text":"sending","calls":[{"tool":"send_email","args":{"to":"ann@example.com","subject":"Summary","body":"All done."}}]},
-			 {"text":"finished"}]}`)
-			master, slave := openPTY(t)
-			if _, err := master.WriteString(c.typed); err != nil {
-				t.Fatal(err)
+		t.Run(c.name, func(t *testing.T) {
+			p := ptytest.Open(t, 80, 24)
+			p.Type(t, c.ahead)
+			type result struct {
+				code int
+				out  string
 			}
-			var out, errOut bytes.Buffer
-			code := run(t.Context(), []string{"run", "--model", "scripted:" + script, "--tools", "send_email", "--workdir", dir,
-				"--audit-dir", filepath.Join(dir, "audit"), "--json", "Send Ann the summary."},
-				env{stdin: slave, stdout: &out, stderr: &errOut})
-			if code != 0 {
-				t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
-			}
-			for _, want := range []string{"approval needed", "tool:   send_email", "gate:   confirm", `to: "ann@example.com"`, `body: "All done."`, "[y/N]"} {
-				if !strings.Contains(errOut.String(), want) {
-					t.Errorf("the prompt lacks %q:\n%s", want, errOut.String())
+			done := make(chan result, 1)
+			go func() {
+				code, out := mailRun(t, p.Slave, p.Slave, nil)
+				done <- result{code, out}
+			}()
+			sc := p.WaitFor(t, "[y/N]", 1)
+			for _, want := range []string{"rein: approval needed", "tool:    send_email", "gate:    confirm", "to:      ann@example.com", "body:    All done.", "[y/N]"} {
+				if !sc.Shows(want) {
+					t.Errorf("the screen lacks %q:\n%s", want, sc)
 				}
 			}
-			if !strings.Contains(out.String(), c.outbox) {
-				t.Errorf("typed %q: want %s in\n%s", c.typed, c.outbox, out.String())
+			l, row := sc.Lines(), sc.CursorRow()
+			if !strings.Contains(l[row], "[y/N]") || !strings.Contains(l[row-1]+l[row-2], "to:      ann@example.com") {
+				t.Errorf("the recipient is not right above the question:\n%s", sc)
+			}
+			p.Type(t, c.typed)
+			r := <-done
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.out, p.Raw())
+			}
+			if !strings.Contains(r.out, c.outbox) {
+				t.Errorf("typed %q ahead and %q after: want %s in\n%s\n%s", c.ahead, c.typed, c.outbox, r.out, p.Raw())
 			}
 		})
+	}
+}
+
+// Issue 15 item 15: /dev/null as stdin is a character device but not a
+// terminal: nobody is asked, the call is refused with a reason that says
+// so, and no prompt is printed.
+func TestDevNullIsNoTerminal(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	var errOut bytes.Buffer
+	code, out := mailRun(t, null, nil, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut.String())
+	}
+	if strings.Contains(errOut.String(), "[y/N]") || strings.Contains(errOut.String(), "end of input") {
+		t.Errorf("/dev/null got a prompt:\n%s", errOut.String())
+	}
+	for _, want := range []string{"no terminal to ask"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+		}
+	}
+	if !strings.Contains(out, `"outbox":0`) || !strings.Contains(out, "no terminal to ask: refused") {
+		t.Errorf("the refusal does not say why, or the email was sent:\n%s", out)
 	}
 }
