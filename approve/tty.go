@@ -170,7 +170,7 @@ type NoTerminal struct {
 // Approve returns false and ErrNoTerminal; the first call explains it on Out.
 func (n *NoTerminal) Approve(_ context.Context, req Request) (bool, error) {
 	n.once.Do(func() {
-		fmt.Fprintf(n.Out, "rein: %s needs approval and there is no terminal to ask (stdin is not a terminal), so it is refused; "+
+		fmt.Fprintf(n.Out, "rein: %s needs approval and stdin is not a terminal, so it is refused: no terminal to ask; "+
 			"every such call in this session will be (run rein in a terminal to be asked)\n", termsafe.Line(req.Tool))
 	})
 	return false, ErrNoTerminal

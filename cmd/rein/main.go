@@ -19,6 +19,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/sandbox"
 )
 
@@ -120,7 +121,7 @@ func run(ctx context.Context, args []string, e env) int {
 		kong.Bind(e),
 	)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "rein: internal error: %v\n", err)
+		fmt.Fprintf(e.stderr, "rein: internal error: %s\n", termsafe.Text(err.Error()))
 		return exitError
 	}
 	kctx, err := parser.Parse(args)
@@ -128,7 +129,7 @@ func run(ctx context.Context, args []string, e env) int {
 		return exited
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "rein: %v (see rein --help)\n", err)
+		fmt.Fprintf(e.stderr, "rein: %s (see rein --help)\n", termsafe.Text(err.Error()))
 		return exitUsage
 	}
 	err = kctx.Run()
@@ -140,10 +141,10 @@ func run(ctx context.Context, args []string, e env) int {
 	case errors.As(err, &code):
 		return int(code)
 	case errors.As(err, &usage):
-		fmt.Fprintf(e.stderr, "rein: %v\n", err)
+		fmt.Fprintf(e.stderr, "rein: %s\n", termsafe.Text(err.Error()))
 		return exitUsage
 	default:
-		fmt.Fprintf(e.stderr, "rein: %v\n", err)
+		fmt.Fprintf(e.stderr, "rein: %s\n", termsafe.Text(err.Error()))
 		return exitError
 	}
 }

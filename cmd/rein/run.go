@@ -281,7 +281,7 @@ func runSession(ctx context.Context, e env, spec harness.Spec, asJSON, events bo
 		cost = &b
 	}
 	if asJSON {
-		return out, json.NewEncoder(w).Encode(finalObject{Final: out.Final(), Cost: cost})
+		return out, json.NewEncoder(safeJSON{w}).Encode(finalObject{Final: out.Final(), Cost: cost})
 	}
 	t.summary(out)
 	if cost != nil {
