@@ -83,8 +83,8 @@ func (t *TTY) Approve(ctx context.Context, req Request) (bool, error) {
 		if strWidth(q) >= cols {
 			q = "Allow? [y/N] "
 		}
-		p := layout(req, cols, rows-2) // the question takes the last row, a note on discarded input the one above
-		if _, err := io.WriteString(t.Out, p); err != nil {
+		// The question takes the last row, a note on discarded input the one above.
+		if _, err := io.WriteString(t.Out, layout(req, cols, rows-2)); err != nil {
 			return false, fmt.Errorf("show the approval prompt: %w", err)
 		}
 		answer, err := t.ask(ctx, q, timeout)
@@ -123,7 +123,7 @@ func (t *TTY) ask(ctx context.Context, question string, timeout time.Duration) (
 	if discarded {
 		fmt.Fprintln(t.Out, "rein: discarded what was typed before this question: answer it now")
 	}
-	if _, err := io.WriteString(t.Out, question); err != nil {
+	if _, err := io.WriteString(t.Out, termsafe.Line(question)); err != nil {
 		return "", fmt.Errorf("show the approval prompt: %w", err)
 	}
 	return t.In.Next(ctx, timeout)

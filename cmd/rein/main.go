@@ -96,10 +96,10 @@ func abortOnSignals(parent context.Context, stderr io.Writer) (context.Context, 
 			case sig := <-sigs:
 				n++
 				if n > 1 {
-					fmt.Fprintf(stderr, "rein: %v again: exiting at once\n", sig)
+					fmt.Fprintf(stderr, "rein: %v again: exiting at once\n", termsafe.Line(sig.String()))
 					os.Exit(exitAborted)
 				}
-				fmt.Fprintf(stderr, "rein: %v: aborting (send it again to exit at once)\n", sig)
+				fmt.Fprintf(stderr, "rein: %v: aborting (send it again to exit at once)\n", termsafe.Line(sig.String()))
 				abort(fmt.Sprintf("%v received", sig))
 			}
 		}
@@ -152,6 +152,6 @@ func run(ctx context.Context, args []string, e env) int {
 type versionCmd struct{}
 
 func (versionCmd) Run(e env) error {
-	fmt.Fprintf(e.stdout, "rein %s\n", version)
+	fmt.Fprintf(e.stdout, "rein %s\n", termsafe.Line(version))
 	return nil
 }

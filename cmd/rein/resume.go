@@ -14,6 +14,7 @@ import (
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/internal/resume"
+	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
 	"github.com/reinhq/rein/secret"
@@ -121,7 +122,7 @@ func settle(e env, p *resume.Point) (string, error) {
 			in = bufio.NewReader(e.stdin)
 		}
 		fmt.Fprintf(e.stderr, "rein: interrupted during an irreversible call that may or may not have happened:\n  %s\n"+
-			"Did it happen? [y] yes, tell the model it did / [r] no, run it again / [Enter] stop here: ", what)
+			"Did it happen? [y] yes, tell the model it did / [r] no, run it again / [Enter] stop here: ", termsafe.Line(what))
 		line, _ := in.ReadString('\n')
 		switch strings.ToLower(strings.TrimSpace(line)) {
 		case "y", "yes":

@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
+	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/anthropic"
 	"github.com/reinhq/rein/model/openai"
@@ -178,11 +179,11 @@ func startupChecks(w io.Writer, environ []string, system string) ([]string, erro
 	}
 	if len(names) > 0 {
 		fmt.Fprintf(w, "rein: secret-looking environment variables (names only): %s; their values are redacted from what the model and the audit log see, and commands never get them\n",
-			strings.Join(names, ", "))
+			termsafe.Line(strings.Join(names, ", ")))
 	}
 	if dirs := secret.CredentialDirs(home()); len(dirs) > 0 {
 		fmt.Fprintf(w, "rein: credentials on this machine: %s; the file tools see only the work dir and sandboxed commands cannot read them, but --sandbox none can\n",
-			strings.Join(dirs, ", "))
+			termsafe.Line(strings.Join(dirs, ", ")))
 	}
 	return names, nil
 }
@@ -221,22 +222,22 @@ func offerRollback(e env, lines *approve.Lines, tty bool, out *harness.Outcome, 
 		// The session's context is aborted: this question has its own.
 		line, _ := lines.Next(context.Background(), approve.DefaultTimeout)
 		if !approve.Yes(line) {
-			fmt.Fprintf(w, "rein: kept; undo later with: rein rollback %s\n", out.Session)
+			fmt.Fprintf(w, "rein: kept; undo later with: rein rollback %s\n", termsafe.Line(out.Session))
 			return
 		}
 	}
 	reports, err := rollback.Restore(out.RollbackDir, out.Session)
 	if err != nil {
-		fmt.Fprintf(w, "rein: rollback failed: %v (try: rein rollback %s)\n", err, out.Session)
+		fmt.Fprintf(w, "rein: rollback failed: %v (try: rein rollback %s)\n", termsafe.Line(err.Error()), termsafe.Line(out.Session))
 		return
 	}
 	for _, r := range reports {
 		if r.Err != "" {
-			fmt.Fprintf(w, "rein: rollback: %s %s: %s\n", r.Action, r.Path, r.Err)
+			fmt.Fprintf(w, "rein: rollback: %s %s: %s\n", termsafe.Line(r.Action), termsafe.Line(r.Path), termsafe.Line(r.Err))
 			continue
 		}
 		if !quiet {
-			fmt.Fprintf(w, "rein: rollback: %s %s\n", r.Action, r.Path)
+			fmt.Fprintf(w, "rein: rollback: %s %s\n", termsafe.Line(r.Action), termsafe.Line(r.Path))
 		}
 	}
 }

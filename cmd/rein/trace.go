@@ -44,7 +44,7 @@ func (t *tracer) observe(r audit.Record) {
 		if r.IsError {
 			mark = "<- error:"
 		}
-		fmt.Fprintf(t.w, "        %s %s\n", mark, shorten(strings.TrimPrefix(r.Content, "Error: "), 96))
+		fmt.Fprintf(t.w, "        %s %s\n", termsafe.Line(mark), shorten(strings.TrimPrefix(r.Content, "Error: "), 96))
 	}
 }
 

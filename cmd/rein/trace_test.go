@@ -74,7 +74,9 @@ func TestTraceEscapesEveryField(t *testing.T) {
 			func(r *audit.Record) { r.Decision, r.Gate = gate.Deny.String(), evil },
 			func(r *audit.Record) { r.Gate = gate.NameBudget },
 			func(r *audit.Record) { r.Gate = gate.NameApproval },
-			func(r *audit.Record) { r.Config = json.RawMessage(`{"model":"` + jsonEscape(evil) + `","tools":["` + jsonEscape(evil) + `"]}`) },
+			func(r *audit.Record) {
+				r.Config = json.RawMessage(`{"model":"` + jsonEscape(evil) + `","tools":["` + jsonEscape(evil) + `"]}`)
+			},
 		} {
 			r := audit.Record{}
 			fill(&r)
