@@ -238,3 +238,23 @@ func TestYes(t *testing.T) {
 		}
 	}
 }
+
+// Attack: OSC, CSI, SGR, DCS and C1 (as runes and raw bytes) in every field
+// of a request — tool, gate, reason, argument names and values — reach the
+// terminal escaped, in the prompt and in the whole view.
+func TestTTYEscapesEveryField(t *testing.T) {
+	t.Parallel()
+	const evil = "a\x1b]52;c;eA==\x07\x1b]8;;http://x\x1b\\\x1b[8m\x1b[2J\x1bPq\x1b\\\u009b31m\x9b\u202eb\x7f\rc\u200b"
+	name, _ := json.Marshal(evil)
+	args := `{` + string(name) + `:` + string(name) + `,"command":` + string(name) + `}`
+	req := approve.Request{CallID: evil, Tool: evil, Gate: evil, Reason: evil, Args: json.RawMessage(strings.ToValidUTF8(args, ""))}
+	_, shown, _ := ask(t, req, "v\n", false, 0)
+	for i, r := range shown {
+		if (r < 0x20 && r != '\n') || (r >= 0x7f && r <= 0x9f) || r == '\u202e' || r == '\u200b' || r == 0xfffd && !strings.HasPrefix(shown[i:], "\ufffd") {
+			t.Fatalf("%U reaches the terminal at byte %d:\n%q", r, i, shown)
+		}
+	}
+	if !strings.Contains(shown, `a\x1b]52;c;eA==\x07`) || !strings.Contains(shown, `\u009b31m`) {
+		t.Errorf("the escapes are not shown:\n%q", shown)
+	}
+}
