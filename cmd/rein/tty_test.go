@@ -107,3 +107,41 @@ func TestDevNullIsNoTerminal(t *testing.T) {
 		t.Errorf("the refusal does not say why, or the email was sent:\n%s", out)
 	}
 }
+
+// Attack: on a terminal the conversation's "You:" is answered only by what
+// is typed after it: a line typed ahead (a late "y" meant for a prompt, say)
+// never becomes a message to the model.
+func TestChatDiscardsTypeAhead(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	script := filepath.Join(dir, "chat.json")
+	writeFile(t, script, `{"turns":[{"text":"hi back"},{"text":"second answer"}]}`)
+	p := ptytest.Open(t, 80, 24)
+	done := make(chan int, 1)
+	go func() {
+		done <- run(t.Context(), []string{"--model", "scripted:" + script, "--workdir", dir, "--audit-dir", filepath.Join(dir, "audit")},
+			env{stdin: p.Slave, stdout: p.Slave, stderr: p.Slave})
+	}()
+	p.WaitFor(t, "You: ", 1)
+	p.Type(t, "hello\ny\n") // the y is typed ahead of the next prompt
+	p.WaitFor(t, "You: ", 2)
+	p.Type(t, "/exit\n")
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d\n%s", code, p.Raw())
+	}
+	if !strings.Contains(p.Raw(), "discarded what was typed before this prompt") {
+		t.Errorf("the discarded line is not reported:\n%s", p.Raw())
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "audit", "*.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("want one audit log, got %v", logs)
+	}
+	data, err := os.ReadFile(logs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "the user said: y") || strings.Contains(p.Raw(), "second answer") {
+		t.Errorf("the typed-ahead y became a message:\n%s", data)
+	}
+}
