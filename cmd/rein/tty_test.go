@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/internal/ptytest"
 )
 
@@ -143,5 +145,49 @@ func TestChatDiscardsTypeAhead(t *testing.T) {
 	}
 	if strings.Contains(string(data), "the user said: y") || strings.Contains(p.Raw(), "second answer") {
 		t.Errorf("the typed-ahead y became a message:\n%s", data)
+	}
+}
+
+// Attack: an "r" typed ahead of rein resume's question does not say "run
+// the irreversible call again": only the answer typed after it counts.
+func TestResumeQuestionIgnoresTypeAhead(t *testing.T) {
+	dir := t.TempDir()
+	auditDir := filepath.Join(dir, "audit")
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	script := filepath.Join(dir, "s.json")
+	writeFile(t, script, `{"turns":[{"text":"mail","calls":[{"tool":"send_email","args":{"to":"ann@example.com","body":"hi"}}]},{"text":"sent"}]}`)
+	work := filepath.Join(dir, "work")
+	writeFile(t, filepath.Join(work, "x"), "")
+	const id = "20261202T120000Z-0badc0de"
+	w, err := audit.Create(auditDir, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, _ := json.Marshal(map[string]any{"model": "scripted:" + script, "meta": map[string]any{"settings": map[string]any{
+		"model": "scripted:" + script, "workdir": work, "config": map[string]any{"tools": map[string]any{"allow": []string{"send_email"}, "read_lines": 100}, "permissions": map[string]any{"mode": "default"}}}}})
+	args := json.RawMessage(`{"to":"ann@example.com","body":"hi"}`)
+	for _, r := range []audit.Record{
+		{Type: audit.SessionStart, Task: "Mail Ann.", Config: meta},
+		{Type: audit.ModelCall, Step: 1, Text: "mail", Calls: []string{"send_email"}},
+		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "send_email", Args: args, Decision: "allow", Gate: "approval"},
+		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "send_email", Args: args, Effect: "irreversible", Key: "k1"},
+	} {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	p := ptytest.Open(t, 80, 24)
+	p.Type(t, "r\n")
+	done := make(chan int, 1)
+	go func() {
+		var out bytes.Buffer
+		done <- run(t.Context(), []string{"resume", id, "--audit-dir", auditDir}, env{stdin: p.Slave, stdout: &out, stderr: p.Slave})
+	}()
+	p.WaitFor(t, "[Enter] stop here: ", 1)
+	p.Type(t, "\n")
+	if code := <-done; code != exitStopped {
+		t.Fatalf("exit %d, want %d (stopped): the typed-ahead r answered\n%s", code, exitStopped, p.Raw())
 	}
 }
