@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/reinhq/rein/tool"
 )
 
 // Request is what the approver is shown: the whole call, not just the tool's
@@ -22,6 +24,10 @@ type Request struct {
 	Args   json.RawMessage `json:"args"`
 	Gate   string          `json:"gate"`
 	Reason string          `json:"reason"`
+	// Roles says what the tool's arguments name (tool.Spec.Roles), so an
+	// approver can show the decisive ones (the command, the recipient, the
+	// path) first. Nil when unknown.
+	Roles map[string]tool.Role `json:"roles,omitempty"`
 }
 
 // Approver says yes or no to a call. An error counts as No.

@@ -88,7 +88,7 @@ func (s *shower) printf(format string, args ...any) { fmt.Fprintf(s.w, format, a
 
 func (s *shower) bad(n int, what string) {
 	if !s.o.Refusals {
-		s.printf("?? line %d: %s\n", n, what)
+		s.printf("?? line %d: %s\n", n, clean(what))
 	}
 }
 
@@ -137,7 +137,7 @@ func (s *shower) record(r Record, c cost) {
 		if text == "" {
 			text = "(no text)"
 		}
-		s.printf("step %d | %6d tokens | %s\n", r.Step, r.Tokens, text)
+		s.printf("step %d | %6d tokens | %s\n", r.Step, r.Tokens, clean(text))
 	case Verdict:
 		if r.CallID == "" {
 			s.call = ""
@@ -158,7 +158,7 @@ func (s *shower) record(r Record, c cost) {
 	case Stop:
 		s.call = ""
 		s.printf("\nstop: %s after %d step(s), %d tool call(s), %d tokens%s\n",
-			clean(r.Stop), r.Steps, r.ToolCalls, r.Tokens, s.costText())
+			clean(r.Stop), r.Steps, r.ToolCalls, r.Tokens, clean(s.costText()))
 		if r.Answer != "" {
 			s.printf("answer: %s\n", clip(r.Answer, clipReason))
 		}
@@ -207,7 +207,7 @@ func (s *shower) end() {
 		s.printf("\nno stop record at the end: the session was interrupted, or its last record was lost\n")
 	}
 	s.printf("elapsed: %s (first record to last)\n", s.last.Sub(s.first))
-	s.printf("refusals: %s\n", s.refusalCounts())
+	s.printf("refusals: %s\n", clean(s.refusalCounts()))
 }
 
 func (s *shower) refusalCounts() string {
@@ -233,7 +233,7 @@ func (s *shower) refusals() {
 		s.printf("refusals: none\n")
 		return
 	}
-	s.printf("refusals: %d (%s)\n", total, s.refusalCounts())
+	s.printf("refusals: %d (%s)\n", total, clean(s.refusalCounts()))
 	for _, g := range slices.Sorted(maps.Keys(s.refused)) {
 		s.printf("\n%s: %d\n", clean(g), len(s.refused[g]))
 		for _, r := range s.refused[g] {
@@ -241,7 +241,7 @@ func (s *shower) refusals() {
 			if r.Tool != "" {
 				call = callText(r.Tool, r.Args)
 			}
-			s.printf("  step %d  %s\n          %s\n", r.Step, call, clip(r.Reason, clipReason))
+			s.printf("  step %d  %s\n          %s\n", r.Step, clean(call), clip(r.Reason, clipReason))
 		}
 	}
 }
@@ -276,7 +276,7 @@ func (s *shower) header(r Record) {
 	}
 	field := func(name, value string) {
 		if value != "" {
-			s.printf("%-7s %s\n", name, value)
+			s.printf("%-7s %s\n", clean(name), clean(value))
 		}
 	}
 	field("model", clip(c.Model, clipReason))

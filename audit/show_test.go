@@ -129,7 +129,7 @@ func TestShowEscapes(t *testing.T) {
 				t.Errorf("refusals %v: the output holds %q:\n%s", o.Refusals, bad, out.String())
 			}
 		}
-		if !strings.Contains(out.String(), `a\x1b]0;pwned\x07b\x1b[2Jc\u202ed\u2066e / f\x00g\x9bh i`) {
+		if !strings.Contains(out.String(), `a\x1b]0;pwned\x07b\x1b[2Jc\u202ed\u2066e / f\x00g\u009bh i`) {
 			t.Errorf("refusals %v: the escaped text is missing:\n%s", o.Refusals, out.String())
 		}
 		// One line per record at most, plus the fixed lines.

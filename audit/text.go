@@ -1,10 +1,11 @@
 package audit
 
 import (
-	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/reinhq/rein/internal/termsafe"
 )
 
 // clip puts s on one line, escapes what a terminal would act on, and cuts
@@ -33,29 +34,7 @@ func oneLine(s string) string {
 	return strings.Join(lines, " / ")
 }
 
-// clean escapes control characters, bidirectional controls and invalid
-// UTF-8, so that text from a log cannot move the cursor, change colours or
-// reorder what a reader sees.
-func clean(s string) string {
-	if !strings.ContainsFunc(s, unsafeRune) && utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unsafeRune(r) && r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case unsafeRune(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func unsafeRune(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029'
-}
+// clean makes text from a log safe for the terminal it is read on
+// (termsafe.Line): escape sequences, control characters, bidirectional
+// controls and invalid UTF-8 are shown escaped, on one line.
+func clean(s string) string { return termsafe.Line(s) }

@@ -284,7 +284,11 @@ func (p *Pipeline) Decide(ctx context.Context, c *Call) Verdict {
 	if v.Decision != Ask {
 		return v
 	}
-	ok, err := p.approver.Approve(ctx, approve.Request{CallID: c.ID, Tool: c.Name, Args: c.Args, Gate: v.Gate, Reason: v.Reason})
+	req := approve.Request{CallID: c.ID, Tool: c.Name, Args: c.Args, Gate: v.Gate, Reason: v.Reason}
+	if c.Tool != nil {
+		req.Roles = c.Tool.Spec().Roles
+	}
+	ok, err := p.approver.Approve(ctx, req)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}

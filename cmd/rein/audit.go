@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/internal/termsafe"
 )
 
 type auditCmd struct {
@@ -42,7 +43,7 @@ func (c *auditVerifyCmd) Run(e env) error {
 			}
 			continue
 		}
-		fmt.Fprintln(e.stdout, verdictLine(name, rep))
+		fmt.Fprintln(e.stdout, termsafe.Line(verdictLine(name, rep)))
 	}
 	if broken {
 		return exitCode(exitError)
@@ -99,7 +100,7 @@ func (c *auditShowCmd) Run(e env) error {
 	}
 	if !rep.Intact() {
 		fmt.Fprintf(e.stdout, "warning: %s: line %d: %s; the log is damaged or was changed, what follows is what it says now\n\n",
-			c.File, rep.FirstBad, rep.Problem)
+			termsafe.Line(c.File), rep.FirstBad, termsafe.Line(rep.Problem))
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("%s: %w", c.File, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/approve"
+	"github.com/reinhq/rein/internal/termsafe"
 )
 
 // chatCmd is the interactive agent: rein with no command. Each line the
@@ -34,11 +35,12 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	if c.JSON {
 		talk = e.stderr
 	}
-	fmt.Fprintf(talk, "rein: talking to %s in %s; type %s or end the input (Ctrl-D) to leave\n", c.Model, p.spec.WorkDir, exitCommand)
+	fmt.Fprintf(talk, "rein: talking to %s in %s; type %s or end the input (Ctrl-D) to leave\n", termsafe.Line(c.Model), termsafe.Line(p.spec.WorkDir), exitCommand)
 	// A terminal echoes what the user types; piped input is echoed by
-	// rein, so the transcript reads the same.
-	echo := !p.tty
-	first, ok := ask(ctx, talk, p.lines, echo)
+	// rein, so the transcript reads the same. On a terminal each "You:"
+	// is answered only by what is typed after it, as an approval is: a
+	// late "y" to a prompt never becomes a message to the model.
+	first, ok := ask(ctx, talk, p.lines, p.tty)
 	if !ok {
 		return nil // nothing was asked: no session
 	}
@@ -48,9 +50,9 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	p.spec.Meta = meta
 	p.spec.Next = func(ctx context.Context, res agent.Result) (string, bool) {
 		if !c.JSON {
-			fmt.Fprintf(talk, "\n%s\n\n", res.Answer)
+			fmt.Fprintf(talk, "\n%s\n\n", termsafe.Text(res.Answer))
 		}
-		return ask(ctx, talk, p.lines, echo)
+		return ask(ctx, talk, p.lines, p.tty)
 	}
 	out, err := runSession(ctx, e, p.spec, c.JSON, true, p)
 	if err != nil {
@@ -60,22 +62,33 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 }
 
 // ask prompts "You: " on w and returns the user's next line that is not
-// blank, echoing it when echo. ok is false when the user typed /exit, the
-// input ended, or ctx ended.
-func ask(ctx context.Context, w io.Writer, lines *approve.Lines, echo bool) (msg string, ok bool) {
+// blank. On a terminal (tty) it first fences the input, so only a line
+// typed after the prompt counts; otherwise it echoes the line read. ok is
+// false when the user typed /exit, the input ended, or ctx ended.
+func ask(ctx context.Context, w io.Writer, lines *approve.Lines, tty bool) (msg string, ok bool) {
 	for {
+		if tty {
+			discarded, err := lines.Fence()
+			if err != nil {
+				fmt.Fprintf(w, "rein: %s\n", termsafe.Line(err.Error()))
+				return "", false
+			}
+			if discarded {
+				fmt.Fprintln(w, "rein: discarded what was typed before this prompt")
+			}
+		}
 		fmt.Fprint(w, "You: ")
 		line, err := lines.Next(ctx, 0)
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
-				fmt.Fprintf(w, "\nrein: %v\n", err)
+				fmt.Fprintf(w, "\nrein: %s\n", termsafe.Line(err.Error()))
 			} else {
 				fmt.Fprintln(w)
 			}
 			return "", false
 		}
-		if echo {
-			fmt.Fprintln(w, approve.Sanitize(line))
+		if !tty {
+			fmt.Fprintln(w, termsafe.Line(line))
 		}
 		line = strings.TrimSpace(line)
 		switch {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/model"
 )
 
@@ -77,7 +78,7 @@ func (b costBreakdown) print(w io.Writer) {
 		return
 	}
 	if !b.Priced {
-		fmt.Fprintf(w, "rein: cost not tracked: no price for %s, so --max-cost-usd cannot stop it (add [prices.%q] with input and output, USD per million tokens, to your config)\n", b.Model, b.Model)
+		fmt.Fprintf(w, "rein: cost not tracked: no price for %s, so --max-cost-usd cannot stop it (add [prices.%q] with input and output, USD per million tokens, to your config)\n", termsafe.Line(b.Model), termsafe.Line(b.Model))
 		return
 	}
 	fmt.Fprintf(w, "rein: cost $%.4f", b.TotalUSD)

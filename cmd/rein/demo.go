@@ -7,6 +7,7 @@ import (
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/demo"
+	"github.com/reinhq/rein/internal/termsafe"
 )
 
 type demoCmd struct {
@@ -20,7 +21,7 @@ type demoCmd struct {
 func (c *demoCmd) Run(ctx context.Context, e env) error {
 	if c.List {
 		for _, s := range demo.All() {
-			fmt.Fprintf(e.stdout, "%-20s %s\n", s.Name, s.Summary)
+			fmt.Fprintf(e.stdout, "%-20s %s\n", termsafe.Line(s.Name), termsafe.Line(s.Summary))
 		}
 		listComputerDemos(e)
 		return nil
@@ -59,7 +60,7 @@ func (c *demoCmd) Run(ctx context.Context, e env) error {
 			spec := s.Spec(m)
 			spec.AuditDir, spec.Durability = dir, durability
 			if !c.JSON {
-				fmt.Fprintf(e.stdout, "== rein demo %s: %s\n", s.Name, s.Summary)
+				fmt.Fprintf(e.stdout, "== rein demo %s: %s\n", termsafe.Line(s.Name), termsafe.Line(s.Summary))
 			}
 			out, err := session(ctx, e.stdout, spec, c.JSON, false)
 			if err != nil {
@@ -74,11 +75,11 @@ func (c *demoCmd) Run(ctx context.Context, e env) error {
 			if out.Stop != s.WantStop || len(out.Outbox) != s.WantOutbox || len(out.Replies) != s.WantReplies {
 				deviations++
 				fmt.Fprintf(e.stderr, "rein: demo %s did not behave as designed: stop %s, %d mail(s), %d repl(ies); want stop %s, %d, %d\n",
-					s.Name, out.Stop, len(out.Outbox), len(out.Replies), s.WantStop, s.WantOutbox, s.WantReplies)
+					termsafe.Line(s.Name), termsafe.Line(string(out.Stop)), len(out.Outbox), len(out.Replies), termsafe.Line(string(s.WantStop)), s.WantOutbox, s.WantReplies)
 			}
 		}
 		if first.Then != nil && !c.JSON {
-			fmt.Fprintf(e.stdout, "== %s: %d refusal(s) in all\n", first.Name, refusals)
+			fmt.Fprintf(e.stdout, "== %s: %d refusal(s) in all\n", termsafe.Line(first.Name), refusals)
 		}
 	}
 	if deviations > 0 {

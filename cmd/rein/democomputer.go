@@ -13,6 +13,7 @@ import (
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/computer/evalsuite"
 	"github.com/reinhq/rein/eval"
+	"github.com/reinhq/rein/internal/termsafe"
 	reinsession "github.com/reinhq/rein/session"
 )
 
@@ -23,7 +24,7 @@ func isComputerDemo(name string) bool { return strings.HasPrefix(name, "computer
 // listComputerDemos prints the computer-use demos for `rein demo --list`.
 func listComputerDemos(e env) {
 	for _, s := range evalsuite.Scenarios() {
-		fmt.Fprintf(e.stdout, "%-20s %s (needs Chromium; run by name)\n", s.Name, s.Summary)
+		fmt.Fprintf(e.stdout, "%-20s %s (needs Chromium; run by name)\n", termsafe.Line(s.Name), termsafe.Line(s.Summary))
 	}
 }
 
@@ -42,7 +43,7 @@ func (c *demoCmd) runComputerDemo(ctx context.Context, e env, dir string, durabi
 	defer w.Close()
 	log := &endedLog{Writer: w}
 	if !c.JSON {
-		fmt.Fprintf(e.stdout, "== rein demo %s: %s\n", sc.Name, sc.Summary)
+		fmt.Fprintf(e.stdout, "== rein demo %s: %s\n", termsafe.Line(sc.Name), termsafe.Line(sc.Summary))
 	}
 	rep, err := sc.Run(ctx, evalsuite.Options{Guards: eval.GuardsAll, Audit: log, Session: id})
 	if ctx.Err() != nil {
@@ -74,23 +75,23 @@ func (c *demoCmd) runComputerDemo(ctx context.Context, e env, dir string, durabi
 			Outcome  eval.Outcome   `json:"outcome"`
 			Refusals map[string]int `json:"refusals"`
 		}{sc.Name, id, w.Path(), string(res.Stop), res, rep.End, rep.Outcome, res.Refusals})
-		fmt.Fprintln(e.stdout, string(out))
+		fmt.Fprintln(e.stdout, termsafe.Text(string(out)))
 	} else {
 		for i, h := range res.History {
-			fmt.Fprintf(e.stdout, "  %2d %-28s %s\n", i+1, h.Action.String(), h.Observation)
+			fmt.Fprintf(e.stdout, "  %2d %-28s %s\n", i+1, termsafe.Line(h.Action.String()), termsafe.Line(h.Observation))
 		}
 		if res.Denied != nil {
-			fmt.Fprintf(e.stdout, "  -- a human said no to %s: the task stops\n", res.Denied.String())
+			fmt.Fprintf(e.stdout, "  -- a human said no to %s: the task stops\n", termsafe.Line(res.Denied.String()))
 		}
 		fmt.Fprintf(e.stdout, "  stop: %s; %d step(s), %d action(s), %d approval(s), %d no-effect, %d recovered, %d request(s) blocked\n",
-			res.Stop, res.Steps, res.Actions, res.Approvals, res.NoEffect, res.Recoveries, len(res.Blocked))
+			termsafe.Line(string(res.Stop)), res.Steps, res.Actions, res.Approvals, res.NoEffect, res.Recoveries, len(res.Blocked))
 		fmt.Fprintf(e.stdout, "  server: %d order(s), account deleted: %v, %d mail(s) sent, %d request(s) reached the other host\n",
 			rep.End.Orders, rep.End.Deleted, len(rep.End.Sent), rep.End.Tracker)
-		fmt.Fprintf(e.stdout, "  check: success %v, harm %v; audit log %s\n", rep.Verdict.Success, rep.Verdict.Harm, w.Path())
+		fmt.Fprintf(e.stdout, "  check: success %v, harm %v; audit log %s\n", rep.Verdict.Success, rep.Verdict.Harm, termsafe.Line(w.Path()))
 	}
 	if res.Stop != sc.WantStop || !rep.Verdict.Success || rep.Verdict.Harm {
 		fmt.Fprintf(e.stderr, "rein: demo %s did not behave as designed: stop %s (want %s), success %v, harm %v\n",
-			sc.Name, res.Stop, sc.WantStop, rep.Verdict.Success, rep.Verdict.Harm)
+			termsafe.Line(sc.Name), termsafe.Line(string(res.Stop)), termsafe.Line(string(sc.WantStop)), rep.Verdict.Success, rep.Verdict.Harm)
 		return exitCode(exitError)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/reinhq/rein/computer/evalsuite"
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/eval/scenario"
+	"github.com/reinhq/rein/internal/termsafe"
 )
 
 type evalCmd struct {
@@ -93,7 +94,7 @@ func (c *evalCmd) Run(ctx context.Context, e env) error {
 	if c.Check {
 		if fails := report.Check(); len(fails) > 0 {
 			for _, f := range fails {
-				fmt.Fprintf(e.stderr, "rein: eval check failed: %s\n", f)
+				fmt.Fprintf(e.stderr, "rein: eval check failed: %s\n", termsafe.Line(f))
 			}
 			return exitCode(exitStopped)
 		}
@@ -122,17 +123,17 @@ func selfCheck(ctx context.Context, e env, list []eval.Suite) error {
 	for _, s := range list {
 		sc, ok := s.(eval.SelfChecker)
 		if !ok {
-			fmt.Fprintf(e.stdout, "%-10s no self-check\n", s.Name())
+			fmt.Fprintf(e.stdout, "%-10s no self-check\n", termsafe.Line(s.Name()))
 			continue
 		}
 		summary, err := sc.SelfCheck(ctx)
 		if err != nil {
 			failed++
-			fmt.Fprintf(e.stdout, "%-10s FAIL\n", s.Name())
-			fmt.Fprintf(e.stderr, "rein: self-check of %s: %v\n", s.Name(), err)
+			fmt.Fprintf(e.stdout, "%-10s FAIL\n", termsafe.Line(s.Name()))
+			fmt.Fprintf(e.stderr, "rein: self-check of %s: %v\n", termsafe.Line(s.Name()), termsafe.Line(err.Error()))
 			continue
 		}
-		fmt.Fprintf(e.stdout, "%-10s ok: %s\n", s.Name(), summary)
+		fmt.Fprintf(e.stdout, "%-10s ok: %s\n", termsafe.Line(s.Name()), termsafe.Line(summary))
 	}
 	if failed > 0 {
 		return exitCode(exitError)

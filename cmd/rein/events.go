@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"unicode"
 
 	"github.com/reinhq/rein/audit"
 )
@@ -79,10 +82,39 @@ func events(r audit.Record) []event {
 // eventWriter prints the events of each record as JSON lines. Stdout is
 // best effort: the audit file is the record.
 func eventWriter(w io.Writer) func(audit.Record) {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(safeJSON{w})
 	return func(r audit.Record) {
 		for _, e := range events(r) {
 			_ = enc.Encode(e)
 		}
 	}
+}
+
+// safeJSON writes JSON text with every character a terminal would act on
+// that encoding/json leaves raw (DEL, C1 controls, bidirectional controls)
+// written as a \uXXXX escape: the same JSON value, safe to read on a
+// terminal. Each Write must hold whole characters, as an Encoder's does;
+// invalid UTF-8 cannot occur, since encoding/json replaces it.
+type safeJSON struct{ w io.Writer }
+
+func (s safeJSON) Write(p []byte) (int, error) {
+	if !bytes.ContainsFunc(p, unsafeInJSON) {
+		return s.w.Write(p)
+	}
+	var b bytes.Buffer
+	for _, r := range string(p) {
+		if unsafeInJSON(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	if _, err := s.w.Write(b.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func unsafeInJSON(r rune) bool {
+	return (r >= 0x7f && r <= 0x9f) || unicode.Is(unicode.Bidi_Control, r)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/sandbox"
 )
 
@@ -95,10 +96,10 @@ func abortOnSignals(parent context.Context, stderr io.Writer) (context.Context, 
 			case sig := <-sigs:
 				n++
 				if n > 1 {
-					fmt.Fprintf(stderr, "rein: %v again: exiting at once\n", sig)
+					fmt.Fprintf(stderr, "rein: %v again: exiting at once\n", termsafe.Line(sig.String()))
 					os.Exit(exitAborted)
 				}
-				fmt.Fprintf(stderr, "rein: %v: aborting (send it again to exit at once)\n", sig)
+				fmt.Fprintf(stderr, "rein: %v: aborting (send it again to exit at once)\n", termsafe.Line(sig.String()))
 				abort(fmt.Sprintf("%v received", sig))
 			}
 		}
@@ -120,7 +121,7 @@ func run(ctx context.Context, args []string, e env) int {
 		kong.Bind(e),
 	)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "rein: internal error: %v\n", err)
+		fmt.Fprintf(e.stderr, "rein: internal error: %s\n", termsafe.Text(err.Error()))
 		return exitError
 	}
 	kctx, err := parser.Parse(args)
@@ -128,7 +129,7 @@ func run(ctx context.Context, args []string, e env) int {
 		return exited
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "rein: %v (see rein --help)\n", err)
+		fmt.Fprintf(e.stderr, "rein: %s (see rein --help)\n", termsafe.Text(err.Error()))
 		return exitUsage
 	}
 	err = kctx.Run()
@@ -140,10 +141,10 @@ func run(ctx context.Context, args []string, e env) int {
 	case errors.As(err, &code):
 		return int(code)
 	case errors.As(err, &usage):
-		fmt.Fprintf(e.stderr, "rein: %v\n", err)
+		fmt.Fprintf(e.stderr, "rein: %s\n", termsafe.Text(err.Error()))
 		return exitUsage
 	default:
-		fmt.Fprintf(e.stderr, "rein: %v\n", err)
+		fmt.Fprintf(e.stderr, "rein: %s\n", termsafe.Text(err.Error()))
 		return exitError
 	}
 }
@@ -151,6 +152,6 @@ func run(ctx context.Context, args []string, e env) int {
 type versionCmd struct{}
 
 func (versionCmd) Run(e env) error {
-	fmt.Fprintf(e.stdout, "rein %s\n", version)
+	fmt.Fprintf(e.stdout, "rein %s\n", termsafe.Line(version))
 	return nil
 }

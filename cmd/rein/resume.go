@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/internal/resume"
+	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
 	"github.com/reinhq/rein/secret"
@@ -105,7 +105,7 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 // human on a terminal says whether it happened; without one, rein refuses.
 func settle(e env, p *resume.Point) (string, error) {
 	var notes []string
-	var in *bufio.Reader
+	var in *approve.Lines
 	for _, u := range p.Unfinished {
 		what := fmt.Sprintf("%s %s (call %s, key %s)", u.Call.Name, compact(u.Call.Args), u.Call.ID, u.Key)
 		if !u.Irreversible() {
@@ -118,11 +118,13 @@ func settle(e env, p *resume.Point) (string, error) {
 				"rein does not repeat it without a human: run rein resume on a terminal to say whether it happened", p.Session, what)
 		}
 		if in == nil {
-			in = bufio.NewReader(e.stdin)
+			in = approve.NewLines(e.stdin)
+			defer in.Close()
 		}
+		_, _ = in.Fence() // only an answer typed after the question counts
 		fmt.Fprintf(e.stderr, "rein: interrupted during an irreversible call that may or may not have happened:\n  %s\n"+
-			"Did it happen? [y] yes, tell the model it did / [r] no, run it again / [Enter] stop here: ", what)
-		line, _ := in.ReadString('\n')
+			"Did it happen? [y] yes, tell the model it did / [r] no, run it again / [Enter] stop here: ", termsafe.Line(what))
+		line, _ := in.Next(context.Background(), 0)
 		switch strings.ToLower(strings.TrimSpace(line)) {
 		case "y", "yes":
 			p.State.Settled = append(p.State.Settled, model.ToolResult{CallID: u.Call.ID, Name: u.Call.Name,

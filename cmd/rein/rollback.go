@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/reinhq/rein/internal/termsafe"
 	sessionid "github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/rollback"
 )
@@ -50,13 +51,13 @@ func (c *rollbackCmd) Run(e env) error {
 		reports, err = j.Restore(opts...)
 	}
 	for _, n := range j.Notes {
-		fmt.Fprintf(e.stderr, "rein: note: %s\n", n)
+		fmt.Fprintf(e.stderr, "rein: note: %s\n", termsafe.Line(n))
 	}
 	if err != nil {
 		return err
 	}
 	if len(reports) == 0 {
-		fmt.Fprintf(e.stdout, "nothing to roll back: session %s changed no files\n", id)
+		fmt.Fprintf(e.stdout, "nothing to roll back: session %s changed no files\n", termsafe.Line(id))
 		return nil
 	}
 	failed, kept, forcible := 0, 0, 0
@@ -70,7 +71,7 @@ func (c *rollbackCmd) Run(e env) error {
 				forcible++
 			}
 		}
-		fmt.Fprintln(e.stdout, reportLine(r, c.DryRun))
+		fmt.Fprintln(e.stdout, termsafe.Line(reportLine(r, c.DryRun)))
 	}
 	if kept > 0 {
 		fmt.Fprintf(e.stderr, "rein: %d path(s) kept: they changed since the session left them", kept)
@@ -134,17 +135,17 @@ func reportLine(r rollback.FileReport, dry bool) string {
 // unknownSession says so, lists the sessions that have snapshots, and
 // exits with the usage status.
 func unknownSession(e env, dir, id string) error {
-	fmt.Fprintf(e.stderr, "rein: no snapshots of session %s in %s\n", id, dir)
+	fmt.Fprintf(e.stderr, "rein: no snapshots of session %s in %s\n", termsafe.Line(id), termsafe.Line(dir))
 	known, err := rollback.Sessions(dir)
 	switch {
 	case err != nil:
-		fmt.Fprintf(e.stderr, "rein: %v\n", err)
+		fmt.Fprintf(e.stderr, "rein: %v\n", termsafe.Line(err.Error()))
 	case len(known) == 0:
 		fmt.Fprintln(e.stderr, "rein: no session has snapshots there; rein saves a file there before write_file or edit_file changes it")
 	default:
 		fmt.Fprintln(e.stderr, "rein: sessions with snapshots, most recent first:")
 		for _, k := range known[:min(len(known), maxListed)] {
-			fmt.Fprintf(e.stderr, "  %s\n", k)
+			fmt.Fprintf(e.stderr, "  %s\n", termsafe.Line(k))
 		}
 		if len(known) > maxListed {
 			fmt.Fprintf(e.stderr, "  … and %d older\n", len(known)-maxListed)

@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
+	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/anthropic"
 	"github.com/reinhq/rein/model/openai"
@@ -192,11 +193,11 @@ func startupChecks(w io.Writer, environ []string, system string) ([]string, erro
 	}
 	if len(names) > 0 {
 		fmt.Fprintf(w, "rein: secret-looking environment variables (names only): %s; their values are redacted from what the model and the audit log see, and commands never get them\n",
-			strings.Join(names, ", "))
+			termsafe.Line(strings.Join(names, ", ")))
 	}
 	if dirs := secret.CredentialDirs(home()); len(dirs) > 0 {
 		fmt.Fprintf(w, "rein: credentials on this machine: %s; the file tools see only the work dir and sandboxed commands cannot read them, but --sandbox none can\n",
-			strings.Join(dirs, ", "))
+			termsafe.Line(strings.Join(dirs, ", ")))
 	}
 	return names, nil
 }
@@ -230,40 +231,35 @@ func offerRollback(e env, lines *approve.Lines, tty bool, out *harness.Outcome, 
 		if !tty {
 			return
 		}
+		_, _ = lines.Fence() // only an answer typed after the question counts
 		fmt.Fprintf(w, "rein: roll back the %d file(s) this session changed? [y/N] ", len(out.Changed))
 		// The session's context is aborted: this question has its own.
 		line, _ := lines.Next(context.Background(), approve.DefaultTimeout)
 		if !approve.Yes(line) {
-			fmt.Fprintf(w, "rein: kept; undo later with: rein rollback %s\n", out.Session)
+			fmt.Fprintf(w, "rein: kept; undo later with: rein rollback %s\n", termsafe.Line(out.Session))
 			return
 		}
 	}
 	reports, err := rollback.Restore(out.RollbackDir, out.Session)
 	if err != nil {
-		fmt.Fprintf(w, "rein: rollback failed: %v (try: rein rollback %s)\n", err, out.Session)
+		fmt.Fprintf(w, "rein: rollback failed: %v (try: rein rollback %s)\n", termsafe.Line(err.Error()), termsafe.Line(out.Session))
 		return
 	}
 	for _, r := range reports {
 		switch {
 		case r.Err != "":
-			fmt.Fprintf(w, "rein: rollback: %s %s: %s\n", r.Action, r.Path, r.Err)
+			fmt.Fprintf(w, "rein: rollback: %s %s: %s\n", termsafe.Line(r.Action), termsafe.Line(r.Path), termsafe.Line(r.Err))
 		case r.Action == rollback.Kept || r.Copy != "":
-			fmt.Fprintf(w, "rein: rollback: %s\n", reportLine(r, false))
+			fmt.Fprintf(w, "rein: rollback: %s\n", termsafe.Line(reportLine(r, false)))
 		case !quiet:
-			fmt.Fprintf(w, "rein: rollback: %s %s\n", r.Action, r.Path)
+			fmt.Fprintf(w, "rein: rollback: %s %s\n", termsafe.Line(r.Action), termsafe.Line(r.Path))
 		}
 	}
 }
 
-// isTerminal reports whether r is a character device (a terminal).
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether r is a terminal (ioctl TCGETS succeeds):
+// /dev/null, a file or a pipe is not, and gets no prompt.
+func isTerminal(r io.Reader) bool { return approve.IsTerminal(r) }
 
 // session runs spec and prints it to w: as a trace and summary, or with
 // asJSON as the final object, preceded by the event stream when events.
@@ -301,7 +297,7 @@ func runSession(ctx context.Context, e env, spec harness.Spec, asJSON, events bo
 		cost = &b
 	}
 	if asJSON {
-		return out, json.NewEncoder(w).Encode(finalObject{Final: out.Final(), Cost: cost})
+		return out, json.NewEncoder(safeJSON{w}).Encode(finalObject{Final: out.Final(), Cost: cost})
 	}
 	t.summary(out)
 	if cost != nil {

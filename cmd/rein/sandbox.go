@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/harness"
+	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/sandbox/docker"
 	sessionid "github.com/reinhq/rein/session"
@@ -62,14 +63,14 @@ func (c *sandboxExecCmd) Run(ctx context.Context, e env) error {
 		}
 		return err
 	}
-	fmt.Fprint(e.stdout, res.Stdout)
-	fmt.Fprint(e.stderr, res.Stderr)
+	fmt.Fprint(e.stdout, termsafe.Text(res.Stdout))
+	fmt.Fprint(e.stderr, termsafe.Text(res.Stderr))
 	switch {
 	case res.TimedOut:
 		fmt.Fprintf(e.stderr, "rein: killed after %v\n", c.Timeout)
 		return exitCode(124)
 	case res.ExitCode < 0:
-		fmt.Fprintf(e.stderr, "rein: killed by %s\n", res.Signal)
+		fmt.Fprintf(e.stderr, "rein: killed by %s\n", termsafe.Line(res.Signal))
 		return exitCode(137)
 	}
 	return exitCode(res.ExitCode)
@@ -91,16 +92,16 @@ type sandboxDoctorCmd struct {
 func (c *sandboxDoctorCmd) Run(ctx context.Context, e env) error {
 	working := 0
 	if abi, err := sandbox.LandlockStatus(); err != nil {
-		fmt.Fprintf(e.stdout, "landlock  no   %v\n", err)
+		fmt.Fprintf(e.stdout, "landlock  no   %v\n", termsafe.Line(err.Error()))
 	} else {
 		working++
 		fmt.Fprintf(e.stdout, "landlock  yes  Landlock ABI %d, seccomp, network namespace (the default)\n", abi)
 	}
 	if err := docker.Available(ctx, c.Runtime); err != nil {
-		fmt.Fprintf(e.stdout, "%-9s no   %v\n", c.Runtime, err)
+		fmt.Fprintf(e.stdout, "%-9s no   %v\n", termsafe.Line(c.Runtime), termsafe.Line(err.Error()))
 	} else {
 		working++
-		fmt.Fprintf(e.stdout, "%-9s yes  daemon reachable; pass --image (nothing is ever pulled)\n", c.Runtime)
+		fmt.Fprintf(e.stdout, "%-9s yes  daemon reachable; pass --image (nothing is ever pulled)\n", termsafe.Line(c.Runtime))
 	}
 	fmt.Fprintln(e.stdout, "none      yes  only when asked for with --sandbox none: commands run with your rights")
 	if working == 0 {
@@ -117,7 +118,7 @@ type sandboxGcCmd struct {
 func (c *sandboxGcCmd) Run(ctx context.Context, e env) error {
 	removed, err := docker.GC(ctx, c.Runtime)
 	for _, id := range removed {
-		fmt.Fprintf(e.stdout, "removed %s\n", id)
+		fmt.Fprintf(e.stdout, "removed %s\n", termsafe.Line(id))
 	}
 	if err != nil {
 		return err

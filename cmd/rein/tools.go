@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/internal/termsafe"
 )
 
 type toolsCmd struct {
@@ -44,7 +45,7 @@ func (c *toolsCmd) Run(e env) error {
 		if i := strings.Index(first, ". "); i > 0 {
 			first = first[:i+1]
 		}
-		fmt.Fprintf(e.stdout, "%s %-17s %-12s %s\n", mark, name, spec.Effect, first)
+		fmt.Fprintf(e.stdout, "%s %-17s %-12s %s\n", termsafe.Line(mark), termsafe.Line(name), spec.Effect, termsafe.Line(first))
 	}
 	if !c.JSON {
 		fmt.Fprintln(e.stdout, "\n* on the default allowlist (tools.allow). Whether a call runs, asks or is refused is the gates' decision: see docs/policy.md.")

@@ -14,6 +14,7 @@ import (
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/internal/harness"
+	"github.com/reinhq/rein/internal/termsafe"
 )
 
 // tracer prints a session as a readable trace, one audit record at a time:
@@ -30,7 +31,7 @@ func (t *tracer) observe(r audit.Record) {
 		t.start(r)
 	case audit.ModelCall:
 		if r.Error != "" {
-			fmt.Fprintf(t.w, "step %d | model call failed: %s\n", r.Step, r.Error)
+			fmt.Fprintf(t.w, "step %d | model call failed: %s\n", r.Step, termsafe.Line(r.Error))
 			return
 		}
 		fmt.Fprintf(t.w, "step %d | %6d tokens | %s\n", r.Step, r.Tokens, clip(r.Text, 72))
@@ -43,7 +44,7 @@ func (t *tracer) observe(r audit.Record) {
 		if r.IsError {
 			mark = "<- error:"
 		}
-		fmt.Fprintf(t.w, "        %s %s\n", mark, shorten(strings.TrimPrefix(r.Content, "Error: "), 96))
+		fmt.Fprintf(t.w, "        %s %s\n", termsafe.Line(mark), shorten(strings.TrimPrefix(r.Content, "Error: "), 96))
 	}
 }
 
@@ -53,47 +54,47 @@ func (t *tracer) start(r audit.Record) {
 		Tools []string `json:"tools"`
 	}
 	_ = json.Unmarshal(r.Config, &cfg) // the record was written by this process; a miss only shortens the header
-	fmt.Fprintf(t.w, "task: %s\n", r.Task)
-	fmt.Fprintf(t.w, "model: %s\n", cfg.Model)
-	fmt.Fprintf(t.w, "allowed: %s\n", strings.Join(cfg.Tools, ", "))
-	fmt.Fprintf(t.w, "audit: %s\n", audit.FileName(t.auditDir, r.Session))
+	fmt.Fprintf(t.w, "task: %s\n", termsafe.Line(r.Task))
+	fmt.Fprintf(t.w, "model: %s\n", termsafe.Line(cfg.Model))
+	fmt.Fprintf(t.w, "allowed: %s\n", termsafe.Line(strings.Join(cfg.Tools, ", ")))
+	fmt.Fprintf(t.w, "audit: %s\n", termsafe.Line(audit.FileName(t.auditDir, r.Session)))
 }
 
 func (t *tracer) verdict(r audit.Record) {
 	switch {
 	case r.Gate == gate.NameBudget:
-		fmt.Fprintf(t.w, "        xx stopped by budget: %s\n", r.Reason)
+		fmt.Fprintf(t.w, "        xx stopped by budget: %s\n", termsafe.Line(r.Reason))
 	case r.Decision == gate.Deny.String():
 		fmt.Fprintf(t.w, "        -> %s\n", callText(r.Tool, r.Args))
-		fmt.Fprintf(t.w, "        xx refused by %s: %s\n", r.Gate, r.Reason)
+		fmt.Fprintf(t.w, "        xx refused by %s: %s\n", termsafe.Line(r.Gate), termsafe.Line(r.Reason))
 	case r.Gate == gate.NameApproval:
-		fmt.Fprintf(t.w, "        ok approved: %s\n", r.Reason)
+		fmt.Fprintf(t.w, "        ok approved: %s\n", termsafe.Line(r.Reason))
 	}
 }
 
 // summary prints the end of a session: stop, answer, outbox and check.
 func (t *tracer) summary(o *harness.Outcome) {
-	fmt.Fprintf(t.w, "STOP: %s after %d steps and %d tokens\n", o.Stop, o.Steps, o.Tokens)
+	fmt.Fprintf(t.w, "STOP: %s after %d steps and %d tokens\n", termsafe.Line(string(o.Stop)), o.Steps, o.Tokens)
 	if o.Err != nil && o.Stop != agent.StopDone {
-		fmt.Fprintf(t.w, "why: %v\n", o.Err)
+		fmt.Fprintf(t.w, "why: %s\n", termsafe.Text(o.Err.Error()))
 	}
 	if o.Answer != "" {
-		fmt.Fprintf(t.w, "answer: %s\n", o.Answer)
+		fmt.Fprintf(t.w, "answer: %s\n", termsafe.Text(o.Answer))
 	}
 	if len(o.Refusals) > 0 {
 		fmt.Fprintf(t.w, "refusals: %s\n", refusalText(o.Refusals))
 	}
 	fmt.Fprintf(t.w, "outbox: %d message(s)\n", len(o.Outbox))
 	for _, m := range o.Outbox {
-		fmt.Fprintf(t.w, "        to %s: %s\n", m.To, shorten(m.Body, 72))
+		fmt.Fprintf(t.w, "        to %s: %s\n", termsafe.Line(m.To), shorten(m.Body, 72))
 	}
 	if o.Check != harness.CheckNone {
-		fmt.Fprintf(t.w, "check against ground truth (%s): %s\n", o.Expect, o.Check)
+		fmt.Fprintf(t.w, "check against ground truth (%s): %s\n", termsafe.Line(o.Expect), termsafe.Line(string(o.Check)))
 	}
 	if len(o.Changed) > 0 {
-		fmt.Fprintf(t.w, "files changed: %s\n", strings.Join(o.Changed, ", "))
+		fmt.Fprintf(t.w, "files changed: %s\n", termsafe.Line(strings.Join(o.Changed, ", ")))
 		if o.RollbackDir != "" {
-			fmt.Fprintf(t.w, "undo with: rein rollback %s\n", o.Session)
+			fmt.Fprintf(t.w, "undo with: rein rollback %s\n", termsafe.Line(o.Session))
 		}
 	}
 	if o.Unsaved > 0 {
@@ -107,7 +108,7 @@ func (t *tracer) summary(o *harness.Outcome) {
 func refusalText(by map[string]int) string {
 	var parts []string
 	for _, g := range slices.Sorted(maps.Keys(by)) {
-		parts = append(parts, fmt.Sprintf("%s %d", g, by[g]))
+		parts = append(parts, fmt.Sprintf("%s %d", termsafe.Line(g), by[g]))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -121,9 +122,10 @@ func callText(tool string, args json.RawMessage) string {
 	return shorten(tool+"("+b.String()+")", 96)
 }
 
-// clip puts text on one line and cuts it to n characters.
+// clip puts text on one line, makes it safe for the terminal
+// (termsafe.Line) and cuts it to n characters.
 func clip(s string, n int) string {
-	s = oneLine(s)
+	s = termsafe.Line(oneLine(s))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
@@ -143,9 +145,10 @@ func oneLine(s string) string {
 
 // shorten puts text on one line and, when it is longer than n characters,
 // keeps its head and tail around an ellipsis: the start says what it is, the
-// end often says whether it was cut.
+// end often says whether it was cut. The text is made safe for the
+// terminal first (termsafe.Line).
 func shorten(s string, n int) string {
-	s = oneLine(s)
+	s = termsafe.Line(oneLine(s))
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
