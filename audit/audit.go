@@ -63,7 +63,7 @@ type Record struct {
 	Effect    string   `json:"effect,omitempty"`
 	Snapshots []string `json:"snapshots,omitempty"`
 
-	// verdict
+	// verdict (a refusal's Content is what the model was told)
 	Decision string `json:"decision,omitempty"`
 	Gate     string `json:"gate,omitempty"`
 	Reason   string `json:"reason,omitempty"`
@@ -81,6 +81,8 @@ type Record struct {
 	Bytes     int    `json:"bytes,omitempty"`
 	SHA256    string `json:"sha256,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
+	// Refused marks a result that is rein's words: the tool did not run.
+	Refused bool `json:"refused,omitempty"`
 
 	DurationMS float64 `json:"duration_ms,omitempty"`
 

@@ -106,6 +106,10 @@ type Spec struct {
 type Resumed struct {
 	Log   *audit.Writer // the session's own log, opened with audit.Append
 	State agent.State
+	// Intake is the wrapper the session was started with (from its start
+	// record, resume.Point.Wrapper), so that the resumed conversation is
+	// wrapped as the live one was; nil for this build's.
+	Intake agent.Intake
 }
 
 // Check outcomes.
@@ -273,6 +277,10 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	} else if log, err = audit.Create(dir, id, opts...); err != nil {
 		return nil, err
 	}
+	var wrap agent.Intake = intake.Wrapper{}
+	if spec.Resume != nil && spec.Resume.Intake != nil {
+		wrap = spec.Resume.Intake
+	}
 	loop, err := agent.New(agent.Config{
 		Model:            spec.Model,
 		Tools:            reg,
@@ -283,7 +291,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		Session:          id,
 		Snapshots:        snaps,
 		Redact:           redact,
-		Intake:           intake.Wrapper{},
+		Intake:           wrap,
 		Provenance:       prov,
 		Price:            spec.Price,
 		MaxContextTokens: spec.MaxContextTokens,
