@@ -225,6 +225,9 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		v = gate.UnknownTool(c.Name)
 	}
 	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, v.Decision.String(), v.Gate, v.Reason
+	if v.Decision != gate.Allow {
+		rec.Content = refusedPrefix + v.ForModel() // what the model is told, for a resumed conversation
+	}
 	if s := r.record(rec); s != nil {
 		return model.ToolResult{}, s
 	}
@@ -233,7 +236,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		if s := r.ctxStop(); s != nil { // an approval cut short by an abort
 			return model.ToolResult{}, s
 		}
-		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: refusedPrefix + v.ForModel(), IsError: true}, nil
+		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: rec.Content, IsError: true, Refused: true}, nil
 	}
 
 	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, "", "", ""
