@@ -82,8 +82,8 @@ func Verify(r io.Reader) (Report, error) {
 		if rep.FirstBad != 0 {
 			continue
 		}
-		if err == nil && Padding(line) {
-			continue // page alignment: no record, not in the chain
+		if err == nil && ended && Padding(line) {
+			continue // page alignment: no record, not in the chain (a last one without its newline is cut)
 		}
 		var problem string
 		if errors.Is(err, errLineTooLong) {
