@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,8 @@ type run struct {
 	msgs     []model.Message
 	res      Result
 	answer   string
-	inflight *audit.Record // the tool call running, or the model call waiting, when an abort comes
+	inflight *audit.Record     // the tool call running, or the model call waiting, when an abort comes
+	unnoted  []*model.ToolCall // resume: calls of the rebuilt conversation whose arguments the Provenance has not been told
 }
 
 // Run runs task until it stops, and reports why. It never panics on model or
@@ -49,13 +51,7 @@ func (l *Loop) Run(ctx context.Context, task string) Result {
 	if l.cfg.Redact != nil {
 		task = l.cfg.Redact(task)
 	}
-	if l.cfg.Provenance != nil {
-		l.cfg.Provenance.Trusted(task)
-	}
-	shown := task
-	if l.cfg.Intake != nil {
-		shown = l.cfg.Intake.Task(task)
-	}
+	shown := l.admitTask(task)
 	r := &run{
 		l:     l,
 		ctx:   ctx,
@@ -168,6 +164,9 @@ func (r *run) step() *errStop {
 		}
 		return &errStop{StopBudget, overErr}
 	}
+	for _, c := range calls {
+		c.Args = compactArgs(c.Args) // as the audit log keeps them: a resumed conversation is the same bytes
+	}
 	r.msgs = append(r.msgs, model.Message{Role: model.RoleAssistant, Blocks: resp.Blocks})
 	if len(calls) == 0 {
 		r.answer = resp.Text()
@@ -182,7 +181,7 @@ func (r *run) step() *errStop {
 	}
 	results := make([]model.Block, 0, len(calls))
 	for _, c := range calls {
-		res, stop := r.call(step, c)
+		res, stop := r.call(step, c, true)
 		if stop != nil {
 			return stop
 		}
@@ -205,8 +204,9 @@ func (r *run) generate(req *model.Request) (resp *model.Response, err error) {
 	return resp, err
 }
 
-// call decides and, when allowed, runs one tool call.
-func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
+// call decides and, when allowed, runs one tool call. charge counts it
+// against the tool-call cap; a call run again on resume was counted already.
+func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, *errStop) {
 	if s := r.ctxStop(); s != nil {
 		return model.ToolResult{}, s
 	}
@@ -215,7 +215,7 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	if r.l.cfg.Provenance != nil { // the model's own words, whatever becomes of the call
 		noteArgs(r.l.cfg.Provenance, t, c.Args)
 	}
-	if err := r.meter.TakeCall(); err != nil {
+	if err := r.take(charge); err != nil {
 		rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, gate.Deny.String(), gate.NameBudget, err.Error()
 		if s := r.record(rec); s != nil {
 			return model.ToolResult{}, s
@@ -229,6 +229,9 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 		v = gate.UnknownTool(c.Name)
 	}
 	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, v.Decision.String(), v.Gate, v.Reason
+	if v.Decision != gate.Allow {
+		rec.Content = refusedPrefix + v.ForModel() // what the model is told, for a resumed conversation
+	}
 	if s := r.record(rec); s != nil {
 		return model.ToolResult{}, s
 	}
@@ -237,7 +240,7 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 		if s := r.ctxStop(); s != nil { // an approval cut short by an abort
 			return model.ToolResult{}, s
 		}
-		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: refusedPrefix + v.ForModel(), IsError: true}, nil
+		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: rec.Content, IsError: true, Refused: true}, nil
 	}
 
 	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, "", "", ""
@@ -250,9 +253,9 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	}
 	snaps, paths, err := r.snapshot(t, c.Args)
 	if err != nil {
-		res := model.ToolResult{CallID: c.ID, Name: c.Name, IsError: true,
+		res := model.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Refused: true,
 			Content: "Error: the files this call would change could not be saved for rollback, so it did not run: " + err.Error()}
-		if s := r.record(audit.Record{Type: audit.Result, Step: step, CallID: c.ID, Tool: c.Name, Content: res.Content, IsError: true}); s != nil {
+		if s := r.record(audit.Record{Type: audit.Result, Step: step, CallID: c.ID, Tool: c.Name, Content: res.Content, IsError: true, Refused: true}); s != nil {
 			return model.ToolResult{}, s
 		}
 		return res, nil
@@ -289,18 +292,60 @@ func (r *run) call(step int, c *model.ToolCall) (model.ToolResult, *errStop) {
 	if s := r.ctxStop(); s != nil {
 		return model.ToolResult{}, s
 	}
-	max := r.l.cfg.MaxResultBytes
+	return r.l.admit(res), nil
+}
+
+// admit makes a tool's result (redacted) what the model reads: capped,
+// told to the Provenance as untrusted under the tool's name, wrapped by the
+// Intake. A refusal is rein's words and is left as it is. A live call and
+// a resumed conversation go through here alike.
+func (l *Loop) admit(res model.ToolResult) model.ToolResult {
+	if res.Refused {
+		return res
+	}
+	max := l.cfg.MaxResultBytes
 	if max == 0 {
 		max = DefaultMaxResultBytes
 	}
 	res.Content = capResult(res.Content, max)
-	if r.l.cfg.Provenance != nil {
-		noteResult(r.l.cfg.Provenance, t, c.Name, res.Content)
+	if l.cfg.Provenance != nil {
+		t, _ := l.cfg.Tools.Lookup(res.Name)
+		noteResult(l.cfg.Provenance, t, res.Name, res.Content)
 	}
-	if r.l.cfg.Intake != nil {
-		res.Content = r.l.cfg.Intake.Result(c.Name, res.Content)
+	if l.cfg.Intake != nil {
+		res.Content = l.cfg.Intake.Result(res.Name, res.Content)
 	}
-	return res, nil
+	return res
+}
+
+// admitTask makes the task (redacted) what the model reads: told to the
+// Provenance as trusted, wrapped by the Intake as the user's input.
+func (l *Loop) admitTask(task string) string {
+	if l.cfg.Provenance != nil {
+		l.cfg.Provenance.Trusted(task)
+	}
+	if l.cfg.Intake != nil {
+		return l.cfg.Intake.Task(task)
+	}
+	return task
+}
+
+// compactArgs returns args without insignificant white space, as the audit
+// log keeps them; anything that is not JSON as it is.
+func compactArgs(args json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, args) != nil || b.Len() == len(args) {
+		return args
+	}
+	return b.Bytes()
+}
+
+// take counts a call against the tool-call cap, when charge says to.
+func (r *run) take(charge bool) error {
+	if !charge {
+		return nil
+	}
+	return r.meter.TakeCall()
 }
 
 // snapshot saves the files a call may change, when the tool names them and

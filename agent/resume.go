@@ -2,7 +2,7 @@ package agent
 
 import (
 	"context"
-	"strings"
+	"slices"
 
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
@@ -27,6 +27,16 @@ type State struct {
 	// Note is recorded in the resume record: how the unfinished calls were
 	// settled.
 	Note string
+	// Raw says that Messages and Settled are as the audit log keeps them:
+	// the task and each tool result as they were before the model read
+	// them (redacted, not capped, not wrapped). Resume then admits them as
+	// Run and each call did: the task trusted and wrapped as the user's
+	// input, each result that is not a refusal capped, untrusted and
+	// wrapped, in the conversation's order. A resumed conversation is then
+	// the same bytes, and feeds the Provenance the same texts, as the live
+	// one. Without Raw, Messages are taken as already admitted (a
+	// conversation's next turn) and only told to the Provenance.
+	Raw bool
 }
 
 // Resume continues an interrupted session from st under this loop's
@@ -45,16 +55,40 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 		msgs:  append([]model.Message(nil), st.Messages...),
 		res:   Result{Refusals: map[string]int{}},
 	}
-	r.replay(st)
+	if st.Raw {
+		r.admitAll()
+	} else {
+		r.replay(st)
+	}
 	stop := r.record(audit.Record{Type: audit.Resume, Reason: st.Note, Steps: st.Used.Steps, ToolCalls: st.Used.ToolCalls})
 	if stop == nil && (len(st.Settled) > 0 || len(st.Pending) > 0) {
-		results := make([]model.Block, 0, len(st.Settled)+len(st.Pending))
+		// The answers, in the order of the calls they answer, as a live
+		// step gives them: a settled result admitted, a pending call run
+		// (through the gates and the approver). A pending call was counted
+		// when the model asked for it: running it again is not another call.
+		settled := map[string]model.ToolResult{}
 		for _, s := range st.Settled {
-			results = append(results, model.ResultBlock(s))
+			settled[s.CallID] = s
 		}
-		step := st.Used.Steps
+		pending := map[string]*model.ToolCall{}
 		for _, c := range st.Pending {
-			res, s := r.call(step, c)
+			pending[c.ID] = c
+		}
+		results := make([]model.Block, 0, len(st.Settled)+len(st.Pending))
+		step := st.Used.Steps
+		for _, id := range r.answerOrder(st) {
+			if res, ok := settled[id]; ok {
+				if st.Raw {
+					r.noteUpTo(id, true)
+					res = l.admit(res)
+				}
+				results = append(results, model.ResultBlock(res))
+				continue
+			}
+			if st.Raw {
+				r.noteUpTo(id, false)
+			}
+			res, s := r.call(step, pending[id], false)
 			if s != nil {
 				stop = s
 				break
@@ -69,6 +103,97 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 		stop = r.step()
 	}
 	return r.finish(stop)
+}
+
+// answerOrder returns the ids of the settled and pending calls: in the
+// order the last assistant message asked for them, then any it does not
+// name, settled first.
+func (r *run) answerOrder(st State) []string {
+	known := map[string]bool{}
+	for _, s := range st.Settled {
+		known[s.CallID] = true
+	}
+	for _, c := range st.Pending {
+		known[c.ID] = true
+	}
+	var ids []string
+	if n := len(r.msgs); n > 0 && r.msgs[n-1].Role == model.RoleAssistant {
+		for _, b := range r.msgs[n-1].Blocks {
+			if b.Kind == model.KindToolCall && b.Call != nil && known[b.Call.ID] {
+				ids = append(ids, b.Call.ID)
+				delete(known, b.Call.ID)
+			}
+		}
+	}
+	for _, s := range st.Settled {
+		if known[s.CallID] {
+			ids = append(ids, s.CallID)
+			delete(known, s.CallID)
+		}
+	}
+	for _, c := range st.Pending {
+		if known[c.ID] {
+			ids = append(ids, c.ID)
+			delete(known, c.ID)
+		}
+	}
+	return ids
+}
+
+// admitAll admits a conversation rebuilt from the audit log (State.Raw),
+// message by message, as Run and each call did: the task, and each later
+// message of the user's, trusted and wrapped; each tool result that is not
+// a refusal capped, untrusted and wrapped.
+func (r *run) admitAll() {
+	for i, m := range r.msgs {
+		blocks := slices.Clone(m.Blocks)
+		for j, b := range blocks {
+			switch {
+			case j == 0 && m.Role == model.RoleUser && b.Kind == model.KindText:
+				b.Text = r.l.admitTask(b.Text)
+			case b.Kind == model.KindToolCall && b.Call != nil:
+				r.unnoted = append(r.unnoted, b.Call)
+			case b.Kind == model.KindToolResult && b.Result != nil:
+				r.noteUpTo(b.Result.CallID, true)
+				res := r.l.admit(*b.Result)
+				b.Result = &res
+			}
+			blocks[j] = b
+		}
+		r.msgs[i].Blocks = blocks
+	}
+}
+
+// noteUpTo tells the Provenance the arguments of the calls not yet told,
+// in the order the model asked for them, up to the call id (with it when
+// with is set): a live step tells each call's arguments just before it
+// judges the call, so before its own result and after the results of the
+// calls before it. An id that is not waiting tells them all.
+func (r *run) noteUpTo(id string, with bool) {
+	n := len(r.unnoted)
+	for i, c := range r.unnoted {
+		if c.ID == id {
+			n = i
+			if with {
+				n++
+			}
+			break
+		}
+	}
+	p := r.l.cfg.Provenance
+	for _, c := range r.unnoted[:n] {
+		if p != nil {
+			t, _ := r.l.cfg.Tools.Lookup(c.Name)
+			noteArgs(p, t, c.Args)
+		}
+	}
+	r.unnoted = r.unnoted[n:]
+	for i, c := range r.unnoted {
+		if c.ID == id { // a pending call: run, it tells its arguments itself
+			r.unnoted = slices.Delete(r.unnoted, i, i+1)
+			break
+		}
+	}
 }
 
 // replay tells the Provenance what entered the context before: the task
@@ -91,14 +216,14 @@ func (r *run) replay(st State) {
 			case b.Kind == model.KindToolCall && b.Call != nil:
 				t, _ := r.l.cfg.Tools.Lookup(b.Call.Name)
 				noteArgs(p, t, b.Call.Args)
-			case b.Kind == model.KindToolResult && b.Result != nil && !strings.HasPrefix(b.Result.Content, refusedPrefix):
+			case b.Kind == model.KindToolResult && b.Result != nil && !b.Result.Refused:
 				t, _ := r.l.cfg.Tools.Lookup(b.Result.Name)
 				noteResult(p, t, b.Result.Name, b.Result.Content)
 			}
 		}
 	}
 	for _, s := range st.Settled {
-		if !strings.HasPrefix(s.Content, refusedPrefix) {
+		if !s.Refused {
 			t, _ := r.l.cfg.Tools.Lookup(s.Name)
 			noteResult(p, t, s.Name, s.Content)
 		}

@@ -63,7 +63,7 @@ type Record struct {
 	Effect    string   `json:"effect,omitempty"`
 	Snapshots []string `json:"snapshots,omitempty"`
 
-	// verdict
+	// verdict (a refusal's Content is what the model was told)
 	Decision string `json:"decision,omitempty"`
 	Gate     string `json:"gate,omitempty"`
 	Reason   string `json:"reason,omitempty"`
@@ -81,6 +81,8 @@ type Record struct {
 	Bytes     int    `json:"bytes,omitempty"`
 	SHA256    string `json:"sha256,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
+	// Refused marks a result that is rein's words: the tool did not run.
+	Refused bool `json:"refused,omitempty"`
 
 	DurationMS float64 `json:"duration_ms,omitempty"`
 
@@ -124,6 +126,7 @@ type Writer struct {
 	out     io.Writer
 	file    *os.File // nil when writing to a plain io.Writer
 	path    string
+	lock    *os.File // the session's lock (Create, Append), released by Close
 	session string
 	dur     Durability
 	now     func() time.Time
@@ -174,6 +177,8 @@ func NewWriter(out io.Writer, sessionID string, opts ...Option) *Writer {
 
 // Create creates dir (mode 0700) if needed and a new log file named
 // SESSION.jsonl in it (mode 0600). It refuses to reuse an existing file.
+// The Writer holds the session's lock (LockName) until Close, so that no
+// rein resume can append to a session that is still running.
 func Create(dir, sessionID string, opts ...Option) (*Writer, error) {
 	if err := session.CheckID(sessionID); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
@@ -182,12 +187,16 @@ func Create(dir, sessionID string, opts ...Option) (*Writer, error) {
 		return nil, fmt.Errorf("audit log: create directory: %w", err)
 	}
 	path := FileName(dir, sessionID)
+	lk, err := lock(path, sessionID, lockRun)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("audit log: %w", err)
+		return nil, errors.Join(fmt.Errorf("audit log: %w", err), unlock(lk))
 	}
 	w := NewWriter(f, sessionID, opts...)
-	w.path = path
+	w.path, w.lock = path, lk
 	return w, nil
 }
 
@@ -262,19 +271,23 @@ func (w *Writer) Write(r Record) error {
 	return nil
 }
 
-// Close closes the underlying file, if the Writer opened one.
+// Close closes the underlying file, if the Writer opened one, and then
+// releases the session's lock.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err == nil {
 		w.err = ErrClosed
 	}
+	var err error
 	if w.file != nil && w.path != "" {
 		f := w.file
 		w.file = nil
-		return f.Close()
+		err = f.Close()
 	}
-	return nil
+	lk := w.lock
+	w.lock = nil
+	return errors.Join(err, unlock(lk))
 }
 
 // DefaultDir is where audit logs go: $XDG_STATE_HOME/rein/audit, or

@@ -63,12 +63,16 @@ type ToolCall struct {
 }
 
 // ToolResult answers one ToolCall, tied to it by CallID. IsError marks tool
-// failures and refusals, so the model can tell them from output.
+// failures and refusals, so the model can tell them from output. Refused
+// marks a result that is rein's own words, not the tool's: the call did not
+// run (a gate refused it, or its files could not be saved). Such a result
+// is neither data from a source nor wrapped as one.
 type ToolResult struct {
 	CallID  string `json:"call_id"`
 	Name    string `json:"name"`
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
+	Refused bool   `json:"refused,omitempty"`
 }
 
 // Opaque is provider content rein passes through without reading it.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/internal/termsafe"
@@ -15,6 +16,45 @@ import (
 type auditCmd struct {
 	Verify auditVerifyCmd `cmd:"" help:"Check that audit logs are whole and unchanged: the hash chain, sequence numbers, session and times. Exit 1 names the first bad line."`
 	Show   auditShowCmd   `cmd:"" help:"Print an audit log as a readable timeline: steps, calls, verdicts, results, the stop and the refusals."`
+	Repair auditRepairCmd `cmd:"" help:"Drop the cut last record of a log (rein was killed while writing it), keeping a copy of the log as it was; any other damage is refused."`
+}
+
+type auditRepairCmd struct {
+	File   string `arg:"" name:"file" help:"The audit log (SESSION.jsonl) to repair."`
+	DryRun bool   `name:"dry-run" help:"Say what would be dropped, and change nothing."`
+}
+
+func (c *auditRepairCmd) Run(e env) error {
+	if err := checkFiles([]string{c.File}); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(c.File)
+	if err != nil {
+		return err
+	}
+	cut, ok, err := audit.FindCut(data)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", c.File, err)
+	case !ok:
+		fmt.Fprintf(e.stdout, "%s: intact, nothing to repair\n", termsafe.Line(c.File))
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "%s: the last line is a cut record: %d bytes at offset %d, starting %q\n", termsafe.Line(c.File), cut.Size, cut.Offset, termsafe.Line(cut.Head))
+	if c.DryRun {
+		fmt.Fprintf(e.stdout, "%s: --dry-run: nothing changed\n", termsafe.Line(c.File))
+		return nil
+	}
+	r, ok, err := audit.Repair(c.File, time.Now())
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", c.File, err)
+	case !ok: // repaired by someone else meanwhile
+		fmt.Fprintf(e.stdout, "%s: intact, nothing to repair\n", termsafe.Line(c.File))
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "%s: dropped it (%d bytes); the log as it was is kept in %s\n", termsafe.Line(c.File), r.Cut.Size, termsafe.Line(r.Copy))
+	return nil
 }
 
 type auditVerifyCmd struct {

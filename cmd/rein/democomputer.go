@@ -48,7 +48,7 @@ func (c *demoCmd) runComputerDemo(ctx context.Context, e env, dir string, durabi
 	rep, err := sc.Run(ctx, evalsuite.Options{Guards: eval.GuardsAll, Audit: log, Session: id})
 	if ctx.Err() != nil {
 		if lerr := log.end(sc, agent.StopAborted, context.Cause(ctx)); lerr != nil {
-			fmt.Fprintf(e.stderr, "rein: %v\n", lerr)
+			fmt.Fprintf(e.stderr, "rein: %s\n", termsafe.Line(lerr.Error()))
 		}
 		return exitCode(exitAborted)
 	}

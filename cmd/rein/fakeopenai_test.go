@@ -18,7 +18,8 @@ import (
 // a tool result came back, with the text "The answer is " and that result.
 // Every answer reports usage of 120 prompt and 12 completion tokens. A
 // request that carries an Authorization header is refused (a local server
-// needs no key, and rein must send none it was not given).
+// needs no key, and rein must send none it was not given), and so is one
+// whose conversation carries a tool-call id twice, as OpenAI's API does.
 func startFakeOpenAI(e *testscript.Env) {
 	srv := httptest.NewServer(http.HandlerFunc(fakeChatCompletions))
 	e.Defer(srv.Close)
@@ -37,14 +38,27 @@ func fakeChatCompletions(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Model    string `json:"model"`
 		Messages []struct {
-			Role    string `json:"role"`
-			Content any    `json:"content"`
+			Role      string `json:"role"`
+			Content   any    `json:"content"`
+			ToolCalls []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
 		} `json:"messages"`
 	}
 	b, _ := io.ReadAll(r.Body)
 	if err := json.Unmarshal(b, &req); err != nil || len(req.Messages) == 0 {
 		http.Error(w, `{"error":{"message":"bad request body","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
+	}
+	seen := map[string]bool{}
+	for i, m := range req.Messages {
+		for _, c := range m.ToolCalls {
+			if seen[c.ID] {
+				http.Error(w, fmt.Sprintf(`{"error":{"message":"Invalid parameter: Duplicate value for 'tool_call_id' of %s in message[%d].","type":"invalid_request_error","param":"messages","code":"invalid_value"}}`, c.ID, i), http.StatusBadRequest)
+				return
+			}
+			seen[c.ID] = true
+		}
 	}
 	last := req.Messages[len(req.Messages)-1]
 	msg := `{"role":"assistant","content":"I'll compute it.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"calc","arguments":"{\"expression\":\"2+3\"}"}}]}`

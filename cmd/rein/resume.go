@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
@@ -20,10 +21,12 @@ import (
 )
 
 type resumeCmd struct {
-	Session  string `arg:"" help:"The session id: the audit log's file name without .jsonl."`
-	AuditDir string `placeholder:"DIR" help:"Where the session's audit log is (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
-	Model    string `placeholder:"PROVIDER:MODEL" help:"The model to go on with (default: the one the session was started with)."`
-	JSON     bool   `name:"json" help:"Print every new audit record as a JSON line, then one final JSON object."`
+	Session         string        `arg:"" help:"The session id: the audit log's file name without .jsonl."`
+	AuditDir        string        `placeholder:"DIR" help:"Where the session's audit log is (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
+	Model           string        `placeholder:"PROVIDER:MODEL" help:"The model to go on with (default: the one the session was started with)."`
+	JSON            bool          `name:"json" help:"Print every new audit record as a JSON line, then one final JSON object."`
+	ApprovalTimeout time.Duration `name:"approval-timeout" default:"60s" placeholder:"DURATION" help:"How long an approval prompt waits on the terminal; no answer in time is No. Without a terminal every approval is No."`
+	MaxContext      int64         `name:"max-context-tokens" default:"150000" placeholder:"N" help:"Context budget, as for rein run."`
 }
 
 // recordedStart is what a session_start record's config holds.
@@ -49,6 +52,8 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 		return usagef("no audit log for session %q in %s: give the id of an interrupted session (the log's file name without .jsonl)", c.Session, dir)
 	}
 	durability, _ := cfg.Audit.Level()
+	// Append takes the session's lock before it reads the log: a second
+	// resume, or a resume of a session still running, stops here.
 	log, recs, err := audit.Append(path, audit.WithDurability(durability))
 	if err != nil {
 		return err
@@ -70,7 +75,16 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 	if err := json.Unmarshal(p.Config, &start); err != nil || start.Meta.Settings.Workdir == "" {
 		return fmt.Errorf("session %s: its start record does not say how it was run (work dir, configuration), so it cannot be resumed", c.Session)
 	}
-	notes, err := settle(e, p)
+	wrap, err := p.Wrapper()
+	if err != nil {
+		return err
+	}
+	// The human is asked as rein run asks: the same approver, over the
+	// same line reader as the "did it happen?" question below.
+	lines := approve.NewLines(e.stdin)
+	defer lines.Close()
+	approver, tty := approverFor(e, lines, c.ApprovalTimeout)
+	notes, err := settle(ctx, e, p, lines, tty)
 	if err != nil {
 		return err
 	}
@@ -85,10 +99,15 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 	rc := start.Meta.Settings.Config
 	spec := harness.Spec{
 		Task: p.Task, Model: m, WorkDir: start.Meta.Settings.Workdir, ReadLines: rc.Tools.ReadLines,
-		Policy: policyOf(rc, approve.Deny{}), NetAllow: rc.Network.Allow,
+		Policy: policyOf(rc, approver), NetAllow: rc.Network.Allow,
 		Limits: rc.Limits.Budget(), Expect: start.Meta.Settings.Expect, AuditDir: dir, Durability: durability,
-		Resume: &harness.Resumed{Log: log, State: p.State},
-		Redact: secret.NewRedactor(os.Environ()).Redact,
+		Resume:           &harness.Resumed{Log: log, State: p.State, Boundary: wrap.Boundary},
+		Redact:           secret.NewRedactor(os.Environ()).Redact,
+		System:           p.Start.System, // the session's own, as it was sent
+		Sandbox:          harness.Sandbox{Backend: rc.Sandbox.Backend, Image: rc.Sandbox.Image, Runtime: rc.Sandbox.Runtime},
+		Announce:         announce(e),
+		MaxContextTokens: c.MaxContext,
+		Drift:            true, // as rein run
 	}
 	spec.Resume.State.Note = notes
 	closeLog = false // the session closes it
@@ -103,9 +122,11 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 // know. Read-only and reversible calls run again (their files were saved
 // before the first try). An irreversible one is never run again blindly: a
 // human on a terminal says whether it happened; without one, rein refuses.
-func settle(e env, p *resume.Point) (string, error) {
+//
+// "Run it again" puts the call back through the gates, so a call that
+// needs approval is asked about again, by the session's approver.
+func settle(ctx context.Context, e env, p *resume.Point, in *approve.Lines, tty bool) (string, error) {
 	var notes []string
-	var in *approve.Lines
 	for _, u := range p.Unfinished {
 		what := fmt.Sprintf("%s %s (call %s, key %s)", u.Call.Name, compact(u.Call.Args), u.Call.ID, u.Key)
 		if !u.Irreversible() {
@@ -113,18 +134,14 @@ func settle(e env, p *resume.Point) (string, error) {
 			notes = append(notes, "run again: "+what)
 			continue
 		}
-		if !isTerminal(e.stdin) {
+		if !tty {
 			return "", fmt.Errorf("session %s was interrupted during an irreversible call, which may or may not have happened: %s. "+
 				"rein does not repeat it without a human: run rein resume on a terminal to say whether it happened", p.Session, what)
-		}
-		if in == nil {
-			in = approve.NewLines(e.stdin)
-			defer in.Close()
 		}
 		_, _ = in.Fence() // only an answer typed after the question counts
 		fmt.Fprintf(e.stderr, "rein: interrupted during an irreversible call that may or may not have happened:\n  %s\n"+
 			"Did it happen? [y] yes, tell the model it did / [r] no, run it again / [Enter] stop here: ", termsafe.Line(what))
-		line, _ := in.Next(context.Background(), 0)
+		line, _ := in.Next(ctx, -1)
 		switch strings.ToLower(strings.TrimSpace(line)) {
 		case "y", "yes":
 			p.State.Settled = append(p.State.Settled, model.ToolResult{CallID: u.Call.ID, Name: u.Call.Name,

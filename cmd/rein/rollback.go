@@ -76,7 +76,7 @@ func (c *rollbackCmd) Run(e env) error {
 	if kept > 0 {
 		fmt.Fprintf(e.stderr, "rein: %d path(s) kept: they changed since the session left them", kept)
 		if forcible > 0 {
-			fmt.Fprintf(e.stderr, "; rein rollback --force %s restores them, keeping a copy of what is there", id)
+			fmt.Fprintf(e.stderr, "; rein rollback --force %s restores them, keeping a copy of what is there", termsafe.Line(id))
 		}
 		fmt.Fprintln(e.stderr)
 	}

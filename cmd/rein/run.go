@@ -163,12 +163,12 @@ func (c *agentFlags) prepare(e env) (*prepared, error) {
 	if pr.known {
 		price = &pr.price
 	}
-	tty := isTerminal(e.stdin)
 	lines := approve.NewLines(e.stdin)
+	approver, tty := approverFor(e, lines, c.ApprovalTimeout)
 	durability, _ := cfg.Audit.Level() // validated by Load
 	spec := harness.Spec{
 		Model: m, WorkDir: workdir, ReadLines: cfg.Tools.ReadLines,
-		Policy: policyOf(cfg, approve.Terminal(lines, e.stderr, tty, c.ApprovalTimeout)), NetAllow: cfg.Network.Allow,
+		Policy: policyOf(cfg, approver), NetAllow: cfg.Network.Allow,
 		Limits: cfg.Limits.Budget(), AuditDir: dir, Durability: durability,
 		Meta: settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
 			PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: price},
@@ -255,6 +255,15 @@ func offerRollback(e env, lines *approve.Lines, tty bool, out *harness.Outcome, 
 			fmt.Fprintf(w, "rein: rollback: %s %s\n", termsafe.Line(r.Action), termsafe.Line(r.Path))
 		}
 	}
+}
+
+// approverFor is the approver of a session whose human sits at e's stdin,
+// reading it through lines: the terminal's when there is one, else one that
+// refuses every call needing approval and says why. rein run and rein
+// resume both ask through it; tty says whether there is a terminal.
+func approverFor(e env, lines *approve.Lines, timeout time.Duration) (a approve.Approver, tty bool) {
+	tty = isTerminal(e.stdin)
+	return approve.Terminal(lines, e.stderr, tty, timeout), tty
 }
 
 // isTerminal reports whether r is a terminal (ioctl TCGETS succeeds):

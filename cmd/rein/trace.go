@@ -98,7 +98,7 @@ func (t *tracer) summary(o *harness.Outcome) {
 		}
 	}
 	if o.Unsaved > 0 {
-		fmt.Fprintf(t.w, "rollback: %d change(s) could not be saved for rollback and were refused: the store in %s could not be written (full or read-only?)\n", o.Unsaved, o.RollbackDir)
+		fmt.Fprintf(t.w, "rollback: %d change(s) could not be saved for rollback and were refused: the store in %s could not be written (full or read-only?)\n", o.Unsaved, termsafe.Line(o.RollbackDir))
 	}
 	if o.Unsettled > 0 {
 		fmt.Fprintf(t.w, "rollback: %d change(s) ran, but what they left could not be recorded; rein rollback restores those files and keeps a copy of what is there\n", o.Unsettled)

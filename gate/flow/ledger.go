@@ -3,7 +3,9 @@ package flow
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -85,7 +87,8 @@ func (l *Ledger) Arguments(t tool.Tool, args json.RawMessage) {
 		spec = t.Spec()
 	}
 	var b strings.Builder
-	for k, v := range m {
+	for _, k := range slices.Sorted(maps.Keys(m)) { // in one order: windows span the joins
+		v := m[k]
 		b.WriteString(k)
 		b.WriteByte(0)
 		if spec.Effect == tool.ReadOnly && spec.Roles[k] == tool.RoleURL {
@@ -103,7 +106,8 @@ func strs(v any, b *strings.Builder) {
 		b.WriteString(v)
 		b.WriteByte(0)
 	case map[string]any:
-		for k, x := range v {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			x := v[k]
 			b.WriteString(k)
 			b.WriteByte(0)
 			strs(x, b)

@@ -491,19 +491,46 @@ func newProtectHeads(l *protect.List) protectHeads {
 	return h
 }
 
-// may reports whether rel could match a protected pattern.
+// may reports whether rel could match a protected pattern: whether any
+// of its elements, folded as protect.Match folds an ASCII name (lower case,
+// trailing dots and spaces dropped), is a pattern's first element. Every
+// element Match compares after cleaning is one of rel's, so a miss here is
+// a miss there; a name that is not plain ASCII always goes to Match.
 func (h *protectHeads) may(rel string) bool {
-	if len(h.globs) > 0 || strings.IndexByte(rel, '\\') >= 0 {
+	if strings.IndexByte(rel, '\\') >= 0 || !isASCII(rel) {
 		return true
 	}
 	for rest := rel; rest != ""; {
 		e, next, _ := strings.Cut(rest, "/")
+		rest = next
+		if e = strings.TrimRight(e, ". "); e == "" {
+			continue
+		}
 		for _, l := range h.lit {
 			if strings.EqualFold(e, l) {
 				return true
 			}
 		}
-		rest = next
+		if len(h.globs) > 0 {
+			low := strings.ToLower(e)
+			for _, g := range h.globs {
+				if g == "" {
+					return true
+				}
+				if ok, err := path.Match(g, low); err != nil || ok {
+					return true
+				}
+			}
+		}
 	}
 	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

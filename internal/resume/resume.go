@@ -12,6 +12,8 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/intake"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/tool"
 )
@@ -36,10 +38,16 @@ type Point struct {
 	Session string
 	Task    string
 	Config  json.RawMessage // the session_start record's config
-	Stop    string          // the stop reason, when the log has one
+	// Start is the session_start record's config, read: what the session
+	// was run with (its system prompt, tools, gates), so that it goes on
+	// with the same.
+	Start Start
+	Stop  string // the stop reason, when the log has one
 	// State is ready for agent.Loop.Resume except for the unfinished
 	// calls, which the caller settles: add each to State.Pending (run it
-	// again) or State.Settled (a human says what happened).
+	// again) or State.Settled (a human says what happened). It is Raw: the
+	// task and the results as the log keeps them, for the loop to admit
+	// (wrap, tell the Provenance) as it did the first time.
 	State agent.State
 	// Unjudged counts calls of the last response that never reached the
 	// gates: nothing of theirs ran, and the log has no arguments for them,
@@ -49,35 +57,75 @@ type Point struct {
 	ModelCalls int
 }
 
+// Start is what a session_start record's config says (agent's startConfig).
+type Start struct {
+	Model  string          `json:"model,omitempty"`
+	Tools  []string        `json:"tools"`
+	Gates  []string        `json:"gates"`
+	System string          `json:"system,omitempty"`
+	Meta   json.RawMessage `json:"meta,omitempty"`
+}
+
+// Wrapper returns the intake wrapper the session's conversation was wrapped
+// with: its per-session boundary, from the start record's meta
+// ("intake_boundary"), so that a resumed conversation is wrapped with the
+// same unforgeable tags. A log from before boundaries has none, and the
+// resumed session wraps with a new one.
+func (p *Point) Wrapper() (intake.Wrapper, error) {
+	var m struct {
+		Boundary string `json:"intake_boundary"`
+	}
+	if len(p.Start.Meta) > 0 {
+		if err := json.Unmarshal(p.Start.Meta, &m); err != nil {
+			return intake.Wrapper{}, fmt.Errorf("session %s: its start record's meta: %w", p.Session, err)
+		}
+	}
+	return intake.Wrapper{Boundary: m.Boundary}, nil
+}
+
+// response is the last model response while its calls are answered.
+type response struct {
+	msg     *model.Message
+	calls   []*model.ToolCall // in order, one per call id, as the verdicts name them
+	results map[string]model.ToolResult
+	intents map[string]audit.Record
+}
+
 // Read reconstructs the point a log reached. recs is the whole log, in order.
+//
+// A call run again by an earlier resume (its verdict, intent and result
+// repeated under the same call id) is one call: it appears once in the
+// conversation, answered by its last outcome, and counts once.
 func Read(recs []audit.Record) (*Point, error) {
 	if len(recs) == 0 || recs[0].Type != audit.SessionStart {
 		return nil, errors.New("the log does not start with a session_start record")
 	}
 	p := &Point{Session: recs[0].Session, Task: recs[0].Task, Config: recs[0].Config}
+	if len(p.Config) > 0 {
+		if err := json.Unmarshal(p.Config, &p.Start); err != nil {
+			return nil, fmt.Errorf("the session_start record's config: %w", err)
+		}
+	}
 	msgs := []model.Message{{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(p.Task)}}}
 	var (
-		asst    *model.Message    // the last response, while its calls are answered
-		calls   []*model.ToolCall // its calls, in order, as the verdicts name them
-		results map[string]model.ToolResult
-		intents map[string]audit.Record
-		used    = p.State.Used
+		cur  *response
+		used = p.State.Used
 	)
 	flush := func() {
-		if asst == nil {
+		if cur == nil {
 			return
 		}
-		msgs = append(msgs, *asst)
-		blocks := make([]model.Block, 0, len(calls))
-		for _, c := range calls {
-			if r, ok := results[c.ID]; ok {
+		msgs = append(msgs, *cur.msg)
+		blocks := make([]model.Block, 0, len(cur.calls))
+		for _, c := range cur.calls {
+			if r, ok := cur.results[c.ID]; ok {
 				blocks = append(blocks, model.ResultBlock(r))
 			}
 		}
 		if len(blocks) > 0 {
 			msgs = append(msgs, model.Message{Role: model.RoleUser, Blocks: blocks})
 		}
-		asst = nil
+		cur = nil
 	}
 	for _, r := range recs[1:] {
 		switch r.Type {
@@ -91,30 +139,36 @@ func Read(recs []audit.Record) (*Point, error) {
 			if r.Usage != nil {
 				used.Usage = used.Usage.Add(*r.Usage)
 			}
-			asst = &model.Message{Role: model.RoleAssistant}
+			cur = &response{msg: &model.Message{Role: model.RoleAssistant},
+				results: map[string]model.ToolResult{}, intents: map[string]audit.Record{}}
 			if r.Text != "" {
-				asst.Blocks = append(asst.Blocks, model.TextBlock(r.Text))
+				cur.msg.Blocks = append(cur.msg.Blocks, model.TextBlock(r.Text))
 			}
-			calls, results, intents = nil, map[string]model.ToolResult{}, map[string]audit.Record{}
 		case audit.Verdict:
-			if r.CallID == "" || asst == nil {
+			if r.CallID == "" || cur == nil {
 				continue // a budget stop
 			}
-			used.ToolCalls++
-			c := &model.ToolCall{ID: r.CallID, Name: r.Tool, Args: r.Args}
-			calls = append(calls, c)
-			asst.Blocks = append(asst.Blocks, model.Block{Kind: model.KindToolCall, Call: c})
-			if r.Decision != "allow" {
-				results[c.ID] = model.ToolResult{CallID: c.ID, Name: c.Name, IsError: true,
-					Content: fmt.Sprintf("Refused by the %s gate.", r.Gate)}
+			c := cur.call(r)
+			if c == nil { // the first verdict of this call: a new call
+				used.ToolCalls++
+				c = &model.ToolCall{ID: r.CallID, Name: r.Tool, Args: r.Args}
+				cur.calls = append(cur.calls, c)
+				cur.msg.Blocks = append(cur.msg.Blocks, model.Block{Kind: model.KindToolCall, Call: c})
+			}
+			// Judged again (a resume ran it again): what happened before
+			// is replaced by what happens now.
+			delete(cur.results, c.ID)
+			delete(cur.intents, c.ID)
+			if r.Decision != gate.Allow.String() {
+				cur.results[c.ID] = refusal(r)
 			}
 		case audit.Intent:
-			if intents != nil {
-				intents[r.CallID] = r
+			if cur != nil {
+				cur.intents[r.CallID] = r
 			}
 		case audit.Result:
-			if results != nil {
-				results[r.CallID] = model.ToolResult{CallID: r.CallID, Name: r.Tool, Content: r.Content, IsError: r.IsError}
+			if cur != nil {
+				cur.results[r.CallID] = result(r)
 			}
 		case audit.Stop:
 			p.Stop = r.Stop
@@ -125,25 +179,60 @@ func Read(recs []audit.Record) (*Point, error) {
 	}
 	// The last response: its answered calls are settled; the others are
 	// unfinished (an intent, no result) or unjudged (no verdict at all).
-	if asst != nil {
-		msgs = append(msgs, *asst)
+	if cur != nil {
+		msgs = append(msgs, *cur.msg)
 		want := len(recsCalls(recs))
-		for _, c := range calls {
-			if res, ok := results[c.ID]; ok {
+		for _, c := range cur.calls {
+			if res, ok := cur.results[c.ID]; ok {
 				p.State.Settled = append(p.State.Settled, res)
 				continue
 			}
-			in := intents[c.ID]
+			in := cur.intents[c.ID]
 			p.Unfinished = append(p.Unfinished, Unfinished{Call: c, Effect: in.Effect, Key: in.Key})
 		}
 		// Calls that never reached a verdict left no arguments in the log;
 		// they are dropped from the response, and the model asks again.
-		p.Unjudged = max(want-len(calls), 0)
+		p.Unjudged = max(want-len(cur.calls), 0)
 	}
 	p.State.Messages = msgs
+	p.State.Raw = true
 	used.Tokens = used.Usage.Total()
 	p.State.Used = used
 	return p, nil
+}
+
+// call returns the call of this response that verdict r judges, if an
+// earlier verdict named it already.
+func (cur *response) call(r audit.Record) *model.ToolCall {
+	for _, c := range cur.calls {
+		if c.ID == r.CallID {
+			return c
+		}
+	}
+	return nil
+}
+
+// refusal is the answer to a refused call, as the model read it: the
+// verdict's content (what the loop told it), or, in a log from before
+// verdicts kept it, the gate and its reason.
+func refusal(r audit.Record) model.ToolResult {
+	content := r.Content
+	if content == "" {
+		content = fmt.Sprintf("Refused by the %s gate: %s", r.Gate, r.Reason)
+	}
+	return model.ToolResult{CallID: r.CallID, Name: r.Tool, Content: content, IsError: true, Refused: true}
+}
+
+// result is a result record's answer. The log keeps at most the first
+// ClipResults bytes of a result; when it kept less than the whole, the
+// model is told so, and how to see the rest.
+func result(r audit.Record) model.ToolResult {
+	content := r.Content
+	if r.Truncated {
+		content += fmt.Sprintf("\n[cut: the session was resumed from its audit log, which keeps the first %d of this result's %d bytes (SHA-256 %s). Run the call again, or read in parts, to see the rest.]",
+			len(r.Content), r.Bytes, r.SHA256)
+	}
+	return model.ToolResult{CallID: r.CallID, Name: r.Tool, Content: content, IsError: r.IsError, Refused: r.Refused}
 }
 
 // recsCalls returns the call names of the last model_call record.
