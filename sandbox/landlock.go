@@ -155,6 +155,10 @@ type Landlock struct {
 	// MaxProcs (RLIMIT_NPROC there) bounds each command alone rather than
 	// all the executor's commands together.
 	PerCommand bool
+	// Restarts is how many times a zygote that died is replaced; 0 means
+	// DefaultRestarts. Past it, or when a restart fails, Exec returns
+	// ErrExecutorDead: the sandbox cannot run commands any more.
+	Restarts int
 
 	mu       sync.Mutex
 	state    *landlockState // set up at the first Exec
@@ -172,6 +176,16 @@ func (l *Landlock) maxProcs() int {
 		return l.MaxProcs
 	}
 	return DefaultMaxProcs
+}
+
+// DefaultRestarts is how many times an executor replaces a dead sandbox.
+const DefaultRestarts = 1
+
+func (l *Landlock) restarts() int {
+	if l.Restarts > 0 {
+		return l.Restarts
+	}
+	return DefaultRestarts
 }
 
 func (l *Landlock) maxFileSize() int64 {

@@ -30,8 +30,10 @@ type landlockState struct {
 	cgroups       string // base for per-command pids cgroups, or ""
 	attr          syscall.SysProcAttr
 
-	zmu sync.Mutex // guards zyg, and is held while one starts
-	zyg *zygote    // nil until the first command, or after Close
+	zmu      sync.Mutex // guards zyg and restarts, and is held while one starts
+	zyg      *zygote    // nil until the first command, or after Close
+	restarts int        // zygotes started to replace a dead one
+	dead     error      // set once the executor gave up: ErrExecutorDead
 }
 
 // systemDirs are readable and executable inside the sandbox, where they
@@ -94,19 +96,34 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 }
 
 // zygoteFor returns st's zygote, starting one at the first command and
-// after one died.
+// after one died, at most l.Restarts times: then, or when a restart fails,
+// the executor is dead (ErrExecutorDead).
 func (st *landlockState) zygoteFor(ctx context.Context, l *Landlock) (*zygote, error) {
 	st.zmu.Lock()
 	defer st.zmu.Unlock()
 	if st.zyg != nil && st.zyg.alive() {
 		return st.zyg, nil
 	}
+	if st.dead != nil {
+		return nil, st.dead
+	}
+	restart := st.zyg != nil || st.restarts > 0
 	if st.zyg != nil {
+		why := st.zyg.deadErr()
 		st.zyg.stop()
 		st.zyg = nil
+		if st.restarts >= l.restarts() {
+			st.dead = fmt.Errorf("%w: the landlock zygote died again after %d restart(s) (%w); no command can run", ErrExecutorDead, st.restarts, why)
+			return nil, st.dead
+		}
+		st.restarts++
 	}
 	z, err := st.startZygote(ctx, l)
 	if err != nil {
+		if restart && !errors.Is(err, ErrAborted) {
+			st.dead = fmt.Errorf("%w: restarting the landlock zygote failed: %w", ErrExecutorDead, err)
+			return nil, st.dead
+		}
 		return nil, err
 	}
 	st.zyg = z

@@ -82,7 +82,7 @@ func (r Result) Cut() bool {
 // Executor runs commands. Implementations are safe for concurrent use.
 //
 // Exec returns an error only when the command could not be started (wrapping
-// ErrInvalid, ErrStart or ErrUnsupported) or was aborted because ctx ended
+// ErrInvalid, ErrStart, ErrUnsupported or ErrExecutorDead) or was aborted because ctx ended
 // (wrapping ErrAborted and context.Cause(ctx)); on abort the Result holds
 // what the command did until then. When Exec returns, no process it started
 // in the command's process group is left running.
@@ -104,6 +104,11 @@ var (
 	ErrAborted = errors.New("command aborted")
 	// ErrUnsupported marks a backend that does not run on this system.
 	ErrUnsupported = errors.New("executor not supported on this system")
+	// ErrExecutorDead marks an executor that cannot run commands any more:
+	// its sandbox (the zygote, the container) died, was restarted once,
+	// and the restart failed or died too. It is the caller's failure, not
+	// the command's: no later command will run either.
+	ErrExecutorDead = errors.New("the sandbox is dead and could not be restarted")
 )
 
 // defaultPath is PATH when rein's own environment has none.

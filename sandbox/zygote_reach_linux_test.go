@@ -145,8 +145,10 @@ func TestZygoteStoppedFromOutside(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer syscall.Kill(z, syscall.SIGCONT)
-			for deadline := time.Now().Add(10 * time.Second); procState(z) != "T"; time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) { // the stop takes a moment to reach every thread
+			// The stop takes a moment to reach every thread; the command may
+			// already have found it stopped and killed it.
+			for deadline := time.Now().Add(10 * time.Second); procState(z) != "T" && procState(z) != "Z" && procState(z) != ""; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
 					t.Fatalf("zygote %d not stopped: state %q", z, procState(z))
 				}
 			}
@@ -179,5 +181,27 @@ func TestZygoteStoppedFromOutside(t *testing.T) {
 				t.Errorf("still the stopped zygote %d", z)
 			}
 		})
+	}
+}
+
+// A dead zygote is replaced once; when the replacement dies too, the
+// executor is dead: every later command fails with ErrExecutorDead, which
+// says so, instead of an error the model would retry.
+func TestZygoteDeadTwice(t *testing.T) {
+	l, work := newZygoteExecutor(t, &Landlock{})
+	for round := range 2 {
+		z := zygotePID(t, l, work)
+		if err := syscall.Kill(z, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if !gone(z) || !noticedDead(l) {
+			t.Fatalf("round %d: zygote %d killed, but rein has not seen it end", round, z)
+		}
+	}
+	for range 2 {
+		_, err := l.Exec(t.Context(), Cmd{Script: "true", Dir: work, Timeout: time.Minute})
+		if !errors.Is(err, ErrExecutorDead) || !strings.Contains(err.Error(), "died again") {
+			t.Fatalf("after the second death: %v, want ErrExecutorDead", err)
+		}
 	}
 }
