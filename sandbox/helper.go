@@ -40,6 +40,7 @@ type helperConfig struct {
 	// (-1, or 0 by hand: build one from grants).
 	rulesetFD int
 	cgroup    string // a pids cgroup directory to join, or ""
+	memcg     string // a memory cgroup directory (v1) to join, or ""
 	nproc     int64  // RLIMIT_NPROC, 0: unchanged
 	fsize     int64  // RLIMIT_FSIZE, 0: unchanged
 	// keepFDs stay open across the exec (the zygote's control socket and
@@ -64,6 +65,7 @@ const (
 //	-netns-fd N                a network namespace to enter first (needs CAP_SYS_ADMIN)
 //	-ruleset-fd N              a Landlock ruleset built by rein, instead of grants
 //	-cgroup DIR                a pids cgroup to join first
+//	-memcg DIR                 a memory cgroup (cgroup v1) to join first
 //	-nproc N, -fsize N         RLIMIT_NPROC and RLIMIT_FSIZE
 //	-status-fd N               where to report readiness or failure
 //	-keep-fd N                 a descriptor the program keeps (repeatable)
@@ -86,6 +88,7 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fs.IntVar(&cfg.netnsFD, "netns-fd", -1, "network namespace to enter")
 	fs.IntVar(&cfg.rulesetFD, "ruleset-fd", -1, "Landlock ruleset to enforce")
 	fs.StringVar(&cfg.cgroup, "cgroup", "", "pids cgroup to join")
+	fs.StringVar(&cfg.memcg, "memcg", "", "memory cgroup to join")
 	fs.Int64Var(&cfg.nproc, "nproc", 0, "RLIMIT_NPROC")
 	fs.Int64Var(&cfg.fsize, "fsize", 0, "RLIMIT_FSIZE")
 	fs.IntVar(&cfg.statusFD, "status-fd", -1, "status pipe")
@@ -108,6 +111,8 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 		return cfg, fmt.Errorf("-netns %q is not DEV:INO", cfg.netns)
 	case cfg.cgroup != "" && (!filepath.IsAbs(cfg.cgroup) || filepath.Clean(cfg.cgroup) != cfg.cgroup):
 		return cfg, fmt.Errorf("cgroup %q is not absolute and clean", cfg.cgroup)
+	case cfg.memcg != "" && (!filepath.IsAbs(cfg.memcg) || filepath.Clean(cfg.memcg) != cfg.memcg):
+		return cfg, fmt.Errorf("memory cgroup %q is not absolute and clean", cfg.memcg)
 	case cfg.nproc < 0 || cfg.fsize < 0:
 		return cfg, errors.New("negative limit")
 	case !validFDs(append([]int{cfg.statusFD, cfg.netnsFD, cfg.rulesetFD}, cfg.keepFDs...)...):
@@ -154,6 +159,9 @@ func helperArgs(cfg helperConfig) []string {
 		a = append(a, "-"+string(g.kind), g.path)
 	}
 	a = append(a, "-net", cfg.net, "-netns", cfg.netns)
+	if cfg.memcg != "" {
+		a = append(a, "-memcg", cfg.memcg)
+	}
 	if cfg.cgroup != "" {
 		a = append(a, "-cgroup", cfg.cgroup)
 	}

@@ -120,6 +120,11 @@ func helperFail(status *os.File, code int, err error) int {
 // confine applies every restriction to the calling thread and returns the
 // Landlock ABI in force.
 func confine(cfg helperConfig) (int, error) {
+	if cfg.memcg != "" {
+		if err := os.WriteFile(filepath.Join(cfg.memcg, "cgroup.procs"), []byte("0"), 0); err != nil {
+			return 0, fmt.Errorf("joining the memory cgroup: %w", err)
+		}
+	}
 	if cfg.cgroup != "" {
 		// Join before anything can fork; "0" is the writer itself.
 		if err := os.WriteFile(filepath.Join(cfg.cgroup, "cgroup.procs"), []byte("0"), 0); err != nil {

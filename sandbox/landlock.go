@@ -155,6 +155,13 @@ type Landlock struct {
 	// MaxProcs (RLIMIT_NPROC there) bounds each command alone rather than
 	// all the executor's commands together.
 	PerCommand bool
+	// Memory bounds the memory of one command (all its processes), in
+	// bytes, where rein can make a memory cgroup (cgroup v2 memory.max with
+	// memory.swap.max 0, or v1 memory.limit_in_bytes and memsw): 0 means
+	// DefaultMemory, a negative value no limit. A command that reaches it
+	// is killed by the kernel's OOM killer and its Result says so
+	// (OOMKilled); rein itself is outside the cgroup.
+	Memory int64
 	// Restarts is how many times a zygote that died is replaced; 0 means
 	// DefaultRestarts. Past it, or when a restart fails, Exec returns
 	// ErrExecutorDead: the sandbox cannot run commands any more.
@@ -176,6 +183,16 @@ func (l *Landlock) maxProcs() int {
 		return l.MaxProcs
 	}
 	return DefaultMaxProcs
+}
+
+// DefaultMemory is the memory limit of one command.
+const DefaultMemory = 2 << 30
+
+func (l *Landlock) memory() int64 {
+	if l.Memory != 0 {
+		return l.Memory
+	}
+	return DefaultMemory
 }
 
 // DefaultRestarts is how many times an executor replaces a dead sandbox.

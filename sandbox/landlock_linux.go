@@ -28,6 +28,7 @@ type landlockState struct {
 	// binary, which the zygote is exec'd from and commands may not run.
 	zygoteRuleset *os.File
 	cgroups       string // base for per-command pids cgroups, or ""
+	memcg         string // base for per-command memory cgroups, or "" (no limit)
 	attr          syscall.SysProcAttr
 
 	zmu      sync.Mutex // guards zyg and restarts, and is held while one starts
@@ -72,7 +73,7 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 	}
 	var cg *pidsCgroup
 	if st.cgroups != "" {
-		if cg, err = newPidsCgroup(st.cgroups, l.maxProcs()); err != nil {
+		if cg, err = newCommandCgroup(st, l); err != nil {
 			return Result{}, fmt.Errorf("%w: %w", ErrStart, err)
 		}
 		defer cg.remove()
@@ -88,6 +89,7 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 			return Result{}, err
 		}
 		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace), cg)
+		cg.noteOOM(&res)
 		if errors.Is(err, errNotSent) && !retried {
 			continue // the zygote died while idle; nothing ran: once more on a new one
 		}
@@ -132,7 +134,7 @@ func (st *landlockState) zygoteFor(ctx context.Context, l *Landlock) (*zygote, e
 
 // execHelper runs c the way every command ran before the zygote: through a
 // helper of its own (Landlock.PerCommand).
-func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (Result, error) {
+func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (res Result, err error) {
 	cfg := helperConfig{
 		statusFD: 3,
 		net:      "none",
@@ -149,13 +151,17 @@ func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (Re
 		status:    true,
 	}
 	if st.cgroups != "" {
-		cg, err := newPidsCgroup(st.cgroups, l.maxProcs())
+		cg, err := newCommandCgroup(st, l)
 		if err != nil {
 			return Result{}, fmt.Errorf("%w: %w", ErrStart, err)
 		}
 		defer cg.remove()
 		cfg.cgroup = cg.dir
+		if cg.mem != cg.dir {
+			cfg.memcg = cg.mem
+		}
 		spec.afterKill = cg.killAll
+		defer cg.noteOOM(&res)
 	}
 	// The child's descriptors: 3 the status pipe, 4 the ruleset, 5 the
 	// network namespace.
@@ -260,6 +266,11 @@ func (l *Landlock) newState() (*landlockState, error) {
 	st := &landlockState{helper: helper, workDir: work, netns: netns, cgroups: findPidsCgroup()}
 	if st.cgroups != "" {
 		sweepCgroups(st.cgroups)
+		if l.memory() > 0 {
+			if st.memcg = findMemoryCgroup(); st.memcg != "" && st.memcg != st.cgroups {
+				sweepCgroups(st.memcg)
+			}
+		}
 	}
 	if err := st.build(os.Geteuid() == 0); err != nil {
 		_ = st.release()
@@ -474,4 +485,28 @@ func LandlockStatus() (abi int, err error) {
 		return abi, fmt.Errorf("%w: cannot start a process in a new network namespace: %w", ErrUnsupported, err)
 	}
 	return abi, nil
+}
+
+// newCommandCgroup makes a command's cgroup: pids.max, and the memory
+// limit where st found a memory controller.
+func newCommandCgroup(st *landlockState, l *Landlock) (*pidsCgroup, error) {
+	cg, err := newPidsCgroup(st.cgroups, l.maxProcs())
+	if err != nil {
+		return nil, err
+	}
+	if st.memcg != "" {
+		if err := cg.limitMemory(st.memcg, l.memory()); err != nil {
+			cg.remove()
+			return nil, err
+		}
+	}
+	return cg, nil
+}
+
+// noteOOM marks res as killed for reaching the memory limit when the
+// cgroup's OOM killer struck; c may be nil.
+func (c *pidsCgroup) noteOOM(res *Result) {
+	if c != nil && c.oomKilled() {
+		res.OOMKilled, res.MemoryLimit = true, c.memLimit
+	}
 }

@@ -70,6 +70,10 @@ type Result struct {
 	Signal string
 	// TimedOut reports that the run reached its timeout and was stopped.
 	TimedOut bool
+	// OOMKilled reports that the kernel killed a process of the command
+	// for reaching the sandbox's memory limit, MemoryLimit bytes.
+	OOMKilled   bool
+	MemoryLimit int64
 	// Duration is the time from start to the shell's end.
 	Duration time.Duration
 }
