@@ -45,6 +45,9 @@ type Sandbox struct {
 	Image string `toml:"image" json:"image,omitempty"`
 	// Runtime is "docker" or "podman".
 	Runtime string `toml:"runtime" json:"runtime,omitempty"`
+	// Memory bounds each command's memory ("2GiB", "512MiB", "none");
+	// empty means the backend's default (2 GiB for landlock).
+	Memory string `toml:"memory" json:"memory,omitempty"`
 }
 
 // Permissions are the permission mode and the user's rules.
@@ -337,6 +340,9 @@ func narrows(prev, next *Config, md toml.MetaData) error {
 	}
 	if md.IsDefined("sandbox", "image") || md.IsDefined("sandbox", "runtime") {
 		return errors.New("sandbox.image and sandbox.runtime choose what commands run in")
+	}
+	if md.IsDefined("sandbox", "memory") {
+		return errors.New("sandbox.memory sets the commands' memory limit")
 	}
 	return nil
 }
