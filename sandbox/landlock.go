@@ -43,10 +43,11 @@ const (
 // the helper drops every capability, sets no_new_privs, applies a Landlock
 // ruleset and a seccomp filter to itself, and execs the rein binary again
 // as the zygote, which is thus confined from its first instruction. For
-// each command the zygote enters a nested Landlock domain on a thread of
-// its own and forks and execs the shell from it, so the command inherits
-// every restriction and is fenced off from the zygote and from the other
-// commands; nothing unconfined ever forks a command. rein passes the
+// each command the zygote forks a child that enters a nested Landlock
+// domain of its own before it execs the shell, so the command inherits
+// every restriction and is fenced off from the zygote (no thread of which
+// shares its domain) and from the other commands; nothing unconfined ever
+// forks a command. rein passes the
 // command's stdin, stdout and stderr over a socket whose descriptor no
 // command holds. The process-group kill, the timeout, the output capture
 // and the cgroup are rein's, as for Local; a zygote that dies is replaced at
