@@ -29,6 +29,9 @@ type landlockState struct {
 	zygoteRuleset *os.File
 	cgroups       string // base for per-command pids cgroups, or ""
 	memcg         string // base for per-command memory cgroups, or "" (no limit)
+	masks         masks  // credential files and directories hidden from commands
+	maskDir       string // holds maskSrc
+	maskSrc       string // the empty file mounted over masked files
 	attr          syscall.SysProcAttr
 
 	zmu      sync.Mutex // guards zyg and restarts, and is held while one starts
@@ -136,12 +139,15 @@ func (st *landlockState) zygoteFor(ctx context.Context, l *Landlock) (*zygote, e
 // helper of its own (Landlock.PerCommand).
 func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (res Result, err error) {
 	cfg := helperConfig{
-		statusFD: 3,
-		net:      "none",
-		netns:    st.netns,
-		nproc:    int64(l.maxProcs()),
-		fsize:    l.maxFileSize(),
-		argv:     []string{shellOr(l.Shell), "-c", c.Script},
+		statusFD:  3,
+		net:       "none",
+		netns:     st.netns,
+		nproc:     int64(l.maxProcs()),
+		fsize:     l.maxFileSize(),
+		argv:      []string{shellOr(l.Shell), "-c", c.Script},
+		maskFiles: st.masks.files,
+		maskDirs:  st.masks.dirs,
+		maskSrc:   st.maskSrc,
 	}
 	spec := &spawnSpec{
 		env:       encodeEnv(sandboxEnv(c.Env, st.tmp)),
@@ -272,6 +278,8 @@ func (l *Landlock) newState() (*landlockState, error) {
 			}
 		}
 	}
+	home, _ := os.UserHomeDir()
+	st.masks = findMasks(work, home)
 	if err := st.build(os.Geteuid() == 0); err != nil {
 		_ = st.release()
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
@@ -305,6 +313,12 @@ func (st *landlockState) build(root bool) error {
 			return fmt.Errorf("private temp dir: %w", err)
 		}
 	}
+	if !st.masks.empty() {
+		if st.maskDir, st.maskSrc, err = newMaskSource(); err != nil {
+			return fmt.Errorf("the empty file to mask credentials with: %w", err)
+		}
+		st.attr.Cloneflags |= syscall.CLONE_NEWNS // the masks are the helper's alone
+	}
 	grants := systemGrants(st.workDir, st.tmp)
 	fd, err := newRuleset(grants)
 	if err != nil {
@@ -335,6 +349,7 @@ func (st *landlockState) release() error {
 	if st.ruleset != nil {
 		_ = st.ruleset.Close()
 	}
+	_ = removeMaskSource(st.maskDir)
 	if st.tmp == "" {
 		return nil
 	}

@@ -120,6 +120,9 @@ func (st *landlockState) startZygote(ctx context.Context, l *Landlock) (*zygote,
 		nproc:     int64(l.maxProcs()),
 		fsize:     l.maxFileSize(),
 		argv:      []string{st.helper, HelperArg, zygoteArg, "-control-fd", "5", "-ruleset-fd", "6", "-netns", st.netns},
+		maskFiles: st.masks.files,
+		maskDirs:  st.masks.dirs,
+		maskSrc:   st.maskSrc,
 	}
 	files := []*os.File{statusW, st.zygoteRuleset, theirs, st.ruleset}
 	if st.netnsF != nil {
