@@ -106,7 +106,10 @@ func (st *landlockState) startZygote(ctx context.Context, l *Landlock) (*zygote,
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
 	}
 	if st.cgroups != "" {
-		if z.home, err = newPidsCgroup(st.cgroups, l.maxProcs()); err != nil {
+		// Its own memory cgroup too (the same limit): on cgroup v1 the
+		// memory hierarchy is another tree, and join must move the zygote
+		// out of the command's in both.
+		if z.home, err = newCommandCgroup(st, l); err != nil {
 			z.conn.Close()
 			return nil, fmt.Errorf("%w: %w", ErrStart, err)
 		}
@@ -131,6 +134,9 @@ func (st *landlockState) startZygote(ctx context.Context, l *Landlock) (*zygote,
 	}
 	if z.home != nil {
 		cfg.cgroup = z.home.dir
+		if z.home.mem != z.home.dir {
+			cfg.memcg = z.home.mem
+		}
 	}
 	attr := st.attr
 	// rein's death (of whatever signal) gives the zygote SIGTERM, on which
