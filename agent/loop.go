@@ -275,6 +275,13 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		r.inflight = nil // it finished before any abort
 	}
 	r.l.cfg.Gates.Ran(call)
+	if errors.Is(err, tool.ErrFatal) && r.ctx.Err() == nil {
+		res := "Error: " + err.Error()
+		if s := r.record(audit.Record{Type: audit.Result, Step: step, CallID: c.ID, Tool: c.Name, Key: rec.Key, Content: res, IsError: true, DurationMS: ms(took)}); s != nil {
+			return model.ToolResult{}, s
+		}
+		return model.ToolResult{}, &errStop{StopError, fmt.Errorf("%s: %w", c.Name, err)}
+	}
 	res := model.ToolResult{CallID: c.ID, Name: c.Name, Content: out}
 	if err != nil {
 		res.Content, res.IsError = "Error: "+err.Error(), true

@@ -357,6 +357,27 @@ func TestToolFailuresGoBackToTheModel(t *testing.T) {
 	}
 }
 
+// A tool that cannot work any more (tool.ErrFatal: its sandbox is dead)
+// stops the run with an error that says why, after its result is logged;
+// the model is not asked to try again.
+func TestFatalToolErrorStopsTheRun(t *testing.T) {
+	t.Parallel()
+	dead := fmt.Errorf("%w: the sandbox died twice", tool.ErrFatal)
+	p := &probe{name: "probe", run: func(context.Context) (string, error) { return "", dead }}
+	log := &memLog{}
+	res := fixture{model: script(t, twoCalls), tools: []tool.Tool{p}, log: log}.loop(t).Run(t.Context(), "task")
+	if res.Stop != agent.StopError || !errors.Is(res.Err, tool.ErrFatal) || p.Runs() != 1 {
+		t.Fatalf("stop %s (%v) after %d runs; want error after 1", res.Stop, res.Err, p.Runs())
+	}
+	var result bool
+	for _, r := range log.recs {
+		result = result || r.Type == audit.Result && r.IsError && strings.Contains(r.Content, "died twice")
+	}
+	if !result {
+		t.Errorf("no error result logged for the fatal call: %+v", log.recs)
+	}
+}
+
 // When the budget is exceeded by a response, no tool of that response runs.
 func TestBudgetCheckedBeforeTools(t *testing.T) {
 	t.Parallel()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,6 +23,7 @@ import (
 	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/gate/protect"
+	"github.com/reinhq/rein/sandbox"
 )
 
 // Config is rein's effective configuration.
@@ -48,6 +50,9 @@ type Sandbox struct {
 	Image string `toml:"image" json:"image,omitempty"`
 	// Runtime is "docker" or "podman".
 	Runtime string `toml:"runtime" json:"runtime,omitempty"`
+	// Memory bounds each command's memory ("2GiB", "512MiB", "none");
+	// empty means the backend's default (2 GiB for landlock).
+	Memory string `toml:"memory" json:"memory,omitempty"`
 }
 
 // Permissions are the permission mode and the user's rules.
@@ -447,6 +452,33 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 		return errors.New("prices change what the cost cap counts")
 	case k == "protect.paths":
 		return nil // paths are only ever added (apply keeps the earlier files')
+	case k == "sandbox.memory":
+		// A project may lower the commands' memory limit, never raise or
+		// lift it.
+		limit := func(v string) (int64, error) {
+			n, err := sandbox.ParseMemory(v)
+			switch {
+			case err != nil:
+				return 0, err
+			case n == 0:
+				return sandbox.DefaultMemory, nil
+			case n < 0:
+				return math.MaxInt64, nil
+			}
+			return n, nil
+		}
+		was, err := limit(prev.Sandbox.Memory)
+		if err != nil {
+			return fmt.Errorf("sandbox.memory: %w", err)
+		}
+		now, err := limit(next.Sandbox.Memory)
+		if err != nil {
+			return fmt.Errorf("sandbox.memory: %w", err)
+		}
+		if now > was {
+			return fmt.Errorf("sandbox.memory %q raises the commands' memory limit", next.Sandbox.Memory)
+		}
+		return nil
 	}
 	return fmt.Errorf("%s cannot be set by a project: rein has no rule for whether it takes rights away", k)
 }

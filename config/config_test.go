@@ -257,7 +257,7 @@ func TestKeys(t *testing.T) {
 		"limits.max_steps", "limits.max_tool_calls", "limits.max_tokens", "limits.max_cost_usd", "limits.timeout",
 		"tools.allow", "tools.read_lines", "tools.limits",
 		"permissions.mode", "permissions.rules", "network.allow",
-		"sandbox.backend", "sandbox.image", "sandbox.runtime",
+		"sandbox.backend", "sandbox.image", "sandbox.runtime", "sandbox.memory",
 		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "prices",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {
@@ -272,7 +272,7 @@ func TestKeys(t *testing.T) {
 		"permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "git push" }]`,
 		"network.allow":     `["intranet.example:8080"]`,
 		"sandbox.backend":   `"landlock"`, "sandbox.image": `"img"`, "sandbox.runtime": `"podman"`,
-		"flow.on_hit": `"deny"`, "protect.paths": `["deploy/"]`,
+		"sandbox.memory": `"1GiB"`, "flow.on_hit": `"deny"`, "protect.paths": `["deploy/"]`,
 	}
 	for _, k := range want {
 		v, ok := values[k]

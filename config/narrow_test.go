@@ -156,7 +156,7 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		"limits.timeout": `"30m"`, "tools.allow": `["read_file"]`, "tools.read_lines": "2000", "tools.limits": "{ send_email = 1 }",
 		"permissions.mode": `"default"`, "permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "rm" }]`,
 		"network.allow": `[]`, "sandbox.backend": `"auto"`, "sandbox.image": `""`, "sandbox.runtime": `""`,
-		"audit.dir": `""`, "audit.durability": `"fsync"`, "flow.on_hit": `"ask"`, "protect.paths": `["x/"]`, "prices": "{}",
+		"sandbox.memory": `"2GiB"`, "audit.dir": `""`, "audit.durability": `"fsync"`, "flow.on_hit": `"ask"`, "protect.paths": `["x/"]`, "prices": "{}",
 	}
 	for _, k := range config.Keys() {
 		v, ok := values[k]
@@ -169,8 +169,17 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 			t.Errorf("%s: %v", k, err)
 		}
 	}
+	// A project may lower the memory limit, not raise or lift it.
+	if _, err := config.Load(project(t, "[sandbox]\nmemory = \"1GiB\"\n")); err != nil {
+		t.Errorf("lowering sandbox.memory: %v", err)
+	}
+	for _, v := range []string{`"3GiB"`, `"none"`, `"-1"`} {
+		if _, err := config.Load(project(t, "[sandbox]\nmemory = "+v+"\n")); err == nil {
+			t.Errorf("a project raised sandbox.memory to %s", v)
+		}
+	}
 	// A key rein does not know is refused anyway (as unknown).
-	if _, err := config.Load(project(t, "[sandbox]\nmemory = \"1G\"\n")); err == nil {
+	if _, err := config.Load(project(t, "[sandbox]\nmemoryx = \"1G\"\n")); err == nil {
 		t.Error("an unknown key passed")
 	}
 }

@@ -23,7 +23,12 @@ import (
 // delegates the pids controller to its children, else rein's cgroup in the
 // v1 pids hierarchy; "" when neither is there or rein may not write it
 // (not root, a read-only /sys/fs/cgroup).
-func findPidsCgroup() string {
+func findPidsCgroup() string { return findCgroup("pids") }
+
+// findMemoryCgroup is findPidsCgroup for the memory controller.
+func findMemoryCgroup() string { return findCgroup("memory") }
+
+func findCgroup(controller string) string {
 	own, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return ""
@@ -41,7 +46,7 @@ func findPidsCgroup() string {
 		switch {
 		case parts[0] == "0" && parts[1] == "":
 			v2 = parts[2]
-		case slices.Contains(strings.Split(parts[1], ","), "pids"):
+		case slices.Contains(strings.Split(parts[1], ","), controller):
 			v1 = parts[2]
 		}
 	}
@@ -49,13 +54,13 @@ func findPidsCgroup() string {
 	if v2 != "" {
 		if dir := cgroupDir(mounts, "cgroup2", "", v2); dir != "" {
 			ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
-			if err == nil && slices.Contains(strings.Fields(string(ctl)), "pids") {
+			if err == nil && slices.Contains(strings.Fields(string(ctl)), controller) {
 				cands = append(cands, dir)
 			}
 		}
 	}
 	if v1 != "" {
-		if dir := cgroupDir(mounts, "cgroup", "pids", v1); dir != "" {
+		if dir := cgroupDir(mounts, "cgroup", controller, v1); dir != "" {
 			cands = append(cands, dir)
 		}
 	}
@@ -135,9 +140,14 @@ func sweepCgroups(base string) {
 	}
 }
 
-// pidsCgroup is one command's cgroup.
+// pidsCgroup is one command's cgroup: a pids cgroup and, when rein found
+// a memory controller to use, a memory cgroup (the same directory on
+// cgroup v2, another hierarchy on v1).
 type pidsCgroup struct {
 	dir string
+	mem string // the memory cgroup, or ""
+	// memLimit is the memory limit in force in mem, in bytes.
+	memLimit int64
 }
 
 // cgroupPrefix starts the name of every command's cgroup, followed by the
@@ -157,11 +167,73 @@ func newPidsCgroup(base string, max int) (*pidsCgroup, error) {
 	return &pidsCgroup{dir: dir}, nil
 }
 
+// limitMemory bounds the memory of the cgroup's processes to limit bytes,
+// swap excluded (no swap at all), in a memory cgroup under base: the pids
+// cgroup itself when base is the same v2 directory, else a new one in the
+// v1 memory hierarchy.
+func (c *pidsCgroup) limitMemory(base string, limit int64) error {
+	v := []byte(strconv.FormatInt(limit, 10))
+	if base == filepath.Dir(c.dir) { // v2: one directory, every controller
+		c.mem = c.dir
+		if err := os.WriteFile(filepath.Join(c.mem, "memory.max"), v, 0); err != nil {
+			return fmt.Errorf("memory cgroup: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(c.mem, "memory.swap.max"), []byte("0"), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("memory cgroup: %w", err)
+		}
+		c.memLimit = limit
+		return nil
+	}
+	dir, err := os.MkdirTemp(base, cgroupPrefix+strconv.Itoa(os.Getpid())+"-")
+	if err != nil {
+		return fmt.Errorf("memory cgroup: %w", err)
+	}
+	c.mem = dir
+	if err := os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), v, 0); err != nil {
+		return fmt.Errorf("memory cgroup: %w", err)
+	}
+	// memory and swap together: the same, so no swap. Absent where the
+	// kernel accounts no swap.
+	if err := os.WriteFile(filepath.Join(dir, "memory.memsw.limit_in_bytes"), v, 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("memory cgroup: %w", err)
+	}
+	c.memLimit = limit
+	return nil
+}
+
+// oomKilled reports whether the kernel's OOM killer killed a process of
+// the cgroup for reaching its memory limit.
+func (c *pidsCgroup) oomKilled() bool {
+	if c.mem == "" {
+		return false
+	}
+	name := "memory.oom_control" // v1
+	if c.mem == c.dir {
+		name = "memory.events"
+	}
+	b, err := os.ReadFile(filepath.Join(c.mem, name))
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(b)) {
+		if n, ok := strings.CutPrefix(strings.TrimSpace(line), "oom_kill "); ok {
+			v, err := strconv.Atoi(n)
+			return err == nil && v > 0
+		}
+	}
+	return false
+}
+
 // join moves process pid, all its threads, into the cgroup. Its children
 // stay where they are; what it forks from then on starts inside.
 func (c *pidsCgroup) join(pid int) error {
 	if err := os.WriteFile(filepath.Join(c.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
 		return fmt.Errorf("moving process %d into the pids cgroup %s: %w", pid, c.dir, err)
+	}
+	if c.mem != "" && c.mem != c.dir {
+		if err := os.WriteFile(filepath.Join(c.mem, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			return fmt.Errorf("moving process %d into the memory cgroup %s: %w", pid, c.mem, err)
+		}
 	}
 	return nil
 }
@@ -215,9 +287,18 @@ func (c *pidsCgroup) remove() {
 	for {
 		err := os.Remove(c.dir)
 		if err == nil || !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
-			return
+			break
 		}
 		c.killAll()
 		time.Sleep(time.Millisecond)
+	}
+	if c.mem != "" && c.mem != c.dir {
+		for {
+			err := os.Remove(c.mem)
+			if err == nil || !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
 	}
 }

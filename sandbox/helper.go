@@ -40,8 +40,15 @@ type helperConfig struct {
 	// (-1, or 0 by hand: build one from grants).
 	rulesetFD int
 	cgroup    string // a pids cgroup directory to join, or ""
-	nproc     int64  // RLIMIT_NPROC, 0: unchanged
-	fsize     int64  // RLIMIT_FSIZE, 0: unchanged
+	memcg     string // a memory cgroup directory (v1) to join, or ""
+	// masks are credential files (mask-file) and directories (mask-dir)
+	// hidden in the helper's own mount namespace: an empty read-only file
+	// or an empty read-only tmpfs mounted over each. maskSrc is the empty
+	// file bind-mounted over files.
+	maskFiles, maskDirs []string
+	maskSrc             string
+	nproc               int64 // RLIMIT_NPROC, 0: unchanged
+	fsize               int64 // RLIMIT_FSIZE, 0: unchanged
 	// keepFDs stay open across the exec (the zygote's control socket and
 	// ruleset); every other descriptor above stderr is closed.
 	keepFDs []int
@@ -64,6 +71,10 @@ const (
 //	-netns-fd N                a network namespace to enter first (needs CAP_SYS_ADMIN)
 //	-ruleset-fd N              a Landlock ruleset built by rein, instead of grants
 //	-cgroup DIR                a pids cgroup to join first
+//	-memcg DIR                 a memory cgroup (cgroup v1) to join first
+//	-mask-file PATH            hide a file: mount the empty -mask-src over it (repeatable)
+//	-mask-dir PATH             hide a directory: mount an empty tmpfs over it (repeatable)
+//	-mask-src PATH             the empty file for -mask-file
 //	-nproc N, -fsize N         RLIMIT_NPROC and RLIMIT_FSIZE
 //	-status-fd N               where to report readiness or failure
 //	-keep-fd N                 a descriptor the program keeps (repeatable)
@@ -86,6 +97,20 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fs.IntVar(&cfg.netnsFD, "netns-fd", -1, "network namespace to enter")
 	fs.IntVar(&cfg.rulesetFD, "ruleset-fd", -1, "Landlock ruleset to enforce")
 	fs.StringVar(&cfg.cgroup, "cgroup", "", "pids cgroup to join")
+	fs.StringVar(&cfg.memcg, "memcg", "", "memory cgroup to join")
+	fs.StringVar(&cfg.maskSrc, "mask-src", "", "empty file for masks")
+	for _, m := range []struct {
+		name string
+		to   *[]string
+	}{{"mask-file", &cfg.maskFiles}, {"mask-dir", &cfg.maskDirs}} {
+		fs.Func(m.name, "hide a path", func(p string) error {
+			if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+				return fmt.Errorf("-%s %q is not absolute and clean", m.name, p)
+			}
+			*m.to = append(*m.to, p)
+			return nil
+		})
+	}
 	fs.Int64Var(&cfg.nproc, "nproc", 0, "RLIMIT_NPROC")
 	fs.Int64Var(&cfg.fsize, "fsize", 0, "RLIMIT_FSIZE")
 	fs.IntVar(&cfg.statusFD, "status-fd", -1, "status pipe")
@@ -108,6 +133,10 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 		return cfg, fmt.Errorf("-netns %q is not DEV:INO", cfg.netns)
 	case cfg.cgroup != "" && (!filepath.IsAbs(cfg.cgroup) || filepath.Clean(cfg.cgroup) != cfg.cgroup):
 		return cfg, fmt.Errorf("cgroup %q is not absolute and clean", cfg.cgroup)
+	case len(cfg.maskFiles) > 0 && !filepath.IsAbs(cfg.maskSrc):
+		return cfg, errors.New("-mask-file without an absolute -mask-src")
+	case cfg.memcg != "" && (!filepath.IsAbs(cfg.memcg) || filepath.Clean(cfg.memcg) != cfg.memcg):
+		return cfg, fmt.Errorf("memory cgroup %q is not absolute and clean", cfg.memcg)
 	case cfg.nproc < 0 || cfg.fsize < 0:
 		return cfg, errors.New("negative limit")
 	case !validFDs(append([]int{cfg.statusFD, cfg.netnsFD, cfg.rulesetFD}, cfg.keepFDs...)...):
@@ -154,6 +183,18 @@ func helperArgs(cfg helperConfig) []string {
 		a = append(a, "-"+string(g.kind), g.path)
 	}
 	a = append(a, "-net", cfg.net, "-netns", cfg.netns)
+	if cfg.memcg != "" {
+		a = append(a, "-memcg", cfg.memcg)
+	}
+	if cfg.maskSrc != "" {
+		a = append(a, "-mask-src", cfg.maskSrc)
+	}
+	for _, p := range cfg.maskFiles {
+		a = append(a, "-mask-file", p)
+	}
+	for _, p := range cfg.maskDirs {
+		a = append(a, "-mask-dir", p)
+	}
 	if cfg.cgroup != "" {
 		a = append(a, "-cgroup", cfg.cgroup)
 	}

@@ -120,6 +120,11 @@ func helperFail(status *os.File, code int, err error) int {
 // confine applies every restriction to the calling thread and returns the
 // Landlock ABI in force.
 func confine(cfg helperConfig) (int, error) {
+	if cfg.memcg != "" {
+		if err := os.WriteFile(filepath.Join(cfg.memcg, "cgroup.procs"), []byte("0"), 0); err != nil {
+			return 0, fmt.Errorf("joining the memory cgroup: %w", err)
+		}
+	}
 	if cfg.cgroup != "" {
 		// Join before anything can fork; "0" is the writer itself.
 		if err := os.WriteFile(filepath.Join(cfg.cgroup, "cgroup.procs"), []byte("0"), 0); err != nil {
@@ -127,6 +132,9 @@ func confine(cfg helperConfig) (int, error) {
 		}
 	}
 	if err := setLimits(cfg); err != nil {
+		return 0, err
+	}
+	if err := mask(cfg); err != nil {
 		return 0, err
 	}
 	if cfg.netnsFD >= 0 {
@@ -299,4 +307,36 @@ func trimNL(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// mask hides cfg's credential files and directories in the helper's mount
+// namespace (rein starts it with CLONE_NEWNS when there are any): mounts
+// are made private first, so nothing reaches the host's namespace, then
+// an empty read-only file is bind-mounted over each file and an empty
+// read-only tmpfs over each directory. A path that has gone is skipped.
+func mask(cfg helperConfig) error {
+	if len(cfg.maskFiles) == 0 && len(cfg.maskDirs) == 0 {
+		return nil
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("masking credential files: a private mount namespace: %w", err)
+	}
+	for _, p := range cfg.maskFiles {
+		if err := unix.Mount(cfg.maskSrc, p, "", unix.MS_BIND, ""); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			return fmt.Errorf("masking %s: %w", p, err)
+		}
+		if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			return fmt.Errorf("masking %s read-only: %w", p, err)
+		}
+	}
+	for _, p := range cfg.maskDirs {
+		err := unix.Mount("rein-mask", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555")
+		if err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("masking %s: %w", p, err)
+		}
+	}
+	return nil
 }

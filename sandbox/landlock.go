@@ -43,10 +43,11 @@ const (
 // the helper drops every capability, sets no_new_privs, applies a Landlock
 // ruleset and a seccomp filter to itself, and execs the rein binary again
 // as the zygote, which is thus confined from its first instruction. For
-// each command the zygote enters a nested Landlock domain on a thread of
-// its own and forks and execs the shell from it, so the command inherits
-// every restriction and is fenced off from the zygote and from the other
-// commands; nothing unconfined ever forks a command. rein passes the
+// each command the zygote forks a child that enters a nested Landlock
+// domain of its own before it execs the shell, so the command inherits
+// every restriction and is fenced off from the zygote (no thread of which
+// shares its domain) and from the other commands; nothing unconfined ever
+// forks a command. rein passes the
 // command's stdin, stdout and stderr over a socket whose descriptor no
 // command holds. The process-group kill, the timeout, the output capture
 // and the cgroup are rein's, as for Local; a zygote that dies is replaced at
@@ -155,6 +156,17 @@ type Landlock struct {
 	// MaxProcs (RLIMIT_NPROC there) bounds each command alone rather than
 	// all the executor's commands together.
 	PerCommand bool
+	// Memory bounds the memory of one command (all its processes), in
+	// bytes, where rein can make a memory cgroup (cgroup v2 memory.max with
+	// memory.swap.max 0, or v1 memory.limit_in_bytes and memsw): 0 means
+	// DefaultMemory, a negative value no limit. A command that reaches it
+	// is killed by the kernel's OOM killer and its Result says so
+	// (OOMKilled); rein itself is outside the cgroup.
+	Memory int64
+	// Restarts is how many times a zygote that died is replaced; 0 means
+	// DefaultRestarts. Past it, or when a restart fails, Exec returns
+	// ErrExecutorDead: the sandbox cannot run commands any more.
+	Restarts int
 
 	mu       sync.Mutex
 	state    *landlockState // set up at the first Exec
@@ -172,6 +184,26 @@ func (l *Landlock) maxProcs() int {
 		return l.MaxProcs
 	}
 	return DefaultMaxProcs
+}
+
+// DefaultMemory is the memory limit of one command.
+const DefaultMemory = 2 << 30
+
+func (l *Landlock) memory() int64 {
+	if l.Memory != 0 {
+		return l.Memory
+	}
+	return DefaultMemory
+}
+
+// DefaultRestarts is how many times an executor replaces a dead sandbox.
+const DefaultRestarts = 1
+
+func (l *Landlock) restarts() int {
+	if l.Restarts > 0 {
+		return l.Restarts
+	}
+	return DefaultRestarts
 }
 
 func (l *Landlock) maxFileSize() int64 {

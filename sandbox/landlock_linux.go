@@ -28,10 +28,16 @@ type landlockState struct {
 	// binary, which the zygote is exec'd from and commands may not run.
 	zygoteRuleset *os.File
 	cgroups       string // base for per-command pids cgroups, or ""
+	memcg         string // base for per-command memory cgroups, or "" (no limit)
+	masks         masks  // credential files and directories hidden from commands
+	maskDir       string // holds maskSrc
+	maskSrc       string // the empty file mounted over masked files
 	attr          syscall.SysProcAttr
 
-	zmu sync.Mutex // guards zyg, and is held while one starts
-	zyg *zygote    // nil until the first command, or after Close
+	zmu      sync.Mutex // guards zyg and restarts, and is held while one starts
+	zyg      *zygote    // nil until the first command, or after Close
+	restarts int        // zygotes started to replace a dead one
+	dead     error      // set once the executor gave up: ErrExecutorDead
 }
 
 // systemDirs are readable and executable inside the sandbox, where they
@@ -70,7 +76,7 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 	}
 	var cg *pidsCgroup
 	if st.cgroups != "" {
-		if cg, err = newPidsCgroup(st.cgroups, l.maxProcs()); err != nil {
+		if cg, err = newCommandCgroup(st, l); err != nil {
 			return Result{}, fmt.Errorf("%w: %w", ErrStart, err)
 		}
 		defer cg.remove()
@@ -86,6 +92,7 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 			return Result{}, err
 		}
 		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace), cg)
+		cg.noteOOM(&res)
 		if errors.Is(err, errNotSent) && !retried {
 			continue // the zygote died while idle; nothing ran: once more on a new one
 		}
@@ -94,19 +101,34 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 }
 
 // zygoteFor returns st's zygote, starting one at the first command and
-// after one died.
+// after one died, at most l.Restarts times: then, or when a restart fails,
+// the executor is dead (ErrExecutorDead).
 func (st *landlockState) zygoteFor(ctx context.Context, l *Landlock) (*zygote, error) {
 	st.zmu.Lock()
 	defer st.zmu.Unlock()
 	if st.zyg != nil && st.zyg.alive() {
 		return st.zyg, nil
 	}
+	if st.dead != nil {
+		return nil, st.dead
+	}
+	restart := st.zyg != nil || st.restarts > 0
 	if st.zyg != nil {
+		why := st.zyg.deadErr()
 		st.zyg.stop()
 		st.zyg = nil
+		if st.restarts >= l.restarts() {
+			st.dead = fmt.Errorf("%w: the landlock zygote died again after %d restart(s) (%w); no command can run", ErrExecutorDead, st.restarts, why)
+			return nil, st.dead
+		}
+		st.restarts++
 	}
 	z, err := st.startZygote(ctx, l)
 	if err != nil {
+		if restart && !errors.Is(err, ErrAborted) {
+			st.dead = fmt.Errorf("%w: restarting the landlock zygote failed: %w", ErrExecutorDead, err)
+			return nil, st.dead
+		}
 		return nil, err
 	}
 	st.zyg = z
@@ -115,14 +137,17 @@ func (st *landlockState) zygoteFor(ctx context.Context, l *Landlock) (*zygote, e
 
 // execHelper runs c the way every command ran before the zygote: through a
 // helper of its own (Landlock.PerCommand).
-func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (Result, error) {
+func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (res Result, err error) {
 	cfg := helperConfig{
-		statusFD: 3,
-		net:      "none",
-		netns:    st.netns,
-		nproc:    int64(l.maxProcs()),
-		fsize:    l.maxFileSize(),
-		argv:     []string{shellOr(l.Shell), "-c", c.Script},
+		statusFD:  3,
+		net:       "none",
+		netns:     st.netns,
+		nproc:     int64(l.maxProcs()),
+		fsize:     l.maxFileSize(),
+		argv:      []string{shellOr(l.Shell), "-c", c.Script},
+		maskFiles: st.masks.files,
+		maskDirs:  st.masks.dirs,
+		maskSrc:   st.maskSrc,
 	}
 	spec := &spawnSpec{
 		env:       encodeEnv(sandboxEnv(c.Env, st.tmp)),
@@ -132,13 +157,17 @@ func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (Re
 		status:    true,
 	}
 	if st.cgroups != "" {
-		cg, err := newPidsCgroup(st.cgroups, l.maxProcs())
+		cg, err := newCommandCgroup(st, l)
 		if err != nil {
 			return Result{}, fmt.Errorf("%w: %w", ErrStart, err)
 		}
 		defer cg.remove()
 		cfg.cgroup = cg.dir
+		if cg.mem != cg.dir {
+			cfg.memcg = cg.mem
+		}
 		spec.afterKill = cg.killAll
+		defer cg.noteOOM(&res)
 	}
 	// The child's descriptors: 3 the status pipe, 4 the ruleset, 5 the
 	// network namespace.
@@ -243,7 +272,14 @@ func (l *Landlock) newState() (*landlockState, error) {
 	st := &landlockState{helper: helper, workDir: work, netns: netns, cgroups: findPidsCgroup()}
 	if st.cgroups != "" {
 		sweepCgroups(st.cgroups)
+		if l.memory() > 0 {
+			if st.memcg = findMemoryCgroup(); st.memcg != "" && st.memcg != st.cgroups {
+				sweepCgroups(st.memcg)
+			}
+		}
 	}
+	home, _ := os.UserHomeDir()
+	st.masks = findMasks(work, home)
 	if err := st.build(os.Geteuid() == 0); err != nil {
 		_ = st.release()
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
@@ -277,6 +313,12 @@ func (st *landlockState) build(root bool) error {
 			return fmt.Errorf("private temp dir: %w", err)
 		}
 	}
+	if !st.masks.empty() {
+		if st.maskDir, st.maskSrc, err = newMaskSource(); err != nil {
+			return fmt.Errorf("the empty file to mask credentials with: %w", err)
+		}
+		st.attr.Cloneflags |= syscall.CLONE_NEWNS // the masks are the helper's alone
+	}
 	grants := systemGrants(st.workDir, st.tmp)
 	fd, err := newRuleset(grants)
 	if err != nil {
@@ -307,6 +349,7 @@ func (st *landlockState) release() error {
 	if st.ruleset != nil {
 		_ = st.ruleset.Close()
 	}
+	_ = removeMaskSource(st.maskDir)
 	if st.tmp == "" {
 		return nil
 	}
@@ -457,4 +500,28 @@ func LandlockStatus() (abi int, err error) {
 		return abi, fmt.Errorf("%w: cannot start a process in a new network namespace: %w", ErrUnsupported, err)
 	}
 	return abi, nil
+}
+
+// newCommandCgroup makes a command's cgroup: pids.max, and the memory
+// limit where st found a memory controller.
+func newCommandCgroup(st *landlockState, l *Landlock) (*pidsCgroup, error) {
+	cg, err := newPidsCgroup(st.cgroups, l.maxProcs())
+	if err != nil {
+		return nil, err
+	}
+	if st.memcg != "" {
+		if err := cg.limitMemory(st.memcg, l.memory()); err != nil {
+			cg.remove()
+			return nil, err
+		}
+	}
+	return cg, nil
+}
+
+// noteOOM marks res as killed for reaching the memory limit when the
+// cgroup's OOM killer struck; c may be nil.
+func (c *pidsCgroup) noteOOM(res *Result) {
+	if c != nil && c.oomKilled() {
+		res.OOMKilled, res.MemoryLimit = true, c.memLimit
+	}
 }

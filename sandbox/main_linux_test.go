@@ -15,6 +15,9 @@ func TestMain(m *testing.M) {
 	if sandbox.IsHelper() {
 		os.Exit(sandbox.HelperMain(os.Args[2:]))
 	}
+	if work := os.Getenv(sessionEnv); work != "" {
+		os.Exit(session(work))
+	}
 	if mode := os.Getenv(probeEnv); mode != "" {
 		os.Exit(probe(mode, os.Args[1:]))
 	}

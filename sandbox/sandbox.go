@@ -70,6 +70,10 @@ type Result struct {
 	Signal string
 	// TimedOut reports that the run reached its timeout and was stopped.
 	TimedOut bool
+	// OOMKilled reports that the kernel killed a process of the command
+	// for reaching the sandbox's memory limit, MemoryLimit bytes.
+	OOMKilled   bool
+	MemoryLimit int64
 	// Duration is the time from start to the shell's end.
 	Duration time.Duration
 }
@@ -82,7 +86,7 @@ func (r Result) Cut() bool {
 // Executor runs commands. Implementations are safe for concurrent use.
 //
 // Exec returns an error only when the command could not be started (wrapping
-// ErrInvalid, ErrStart or ErrUnsupported) or was aborted because ctx ended
+// ErrInvalid, ErrStart, ErrUnsupported or ErrExecutorDead) or was aborted because ctx ended
 // (wrapping ErrAborted and context.Cause(ctx)); on abort the Result holds
 // what the command did until then. When Exec returns, no process it started
 // in the command's process group is left running.
@@ -104,6 +108,11 @@ var (
 	ErrAborted = errors.New("command aborted")
 	// ErrUnsupported marks a backend that does not run on this system.
 	ErrUnsupported = errors.New("executor not supported on this system")
+	// ErrExecutorDead marks an executor that cannot run commands any more:
+	// its sandbox (the zygote, the container) died, was restarted once,
+	// and the restart failed or died too. It is the caller's failure, not
+	// the command's: no later command will run either.
+	ErrExecutorDead = errors.New("the sandbox is dead and could not be restarted")
 )
 
 // defaultPath is PATH when rein's own environment has none.

@@ -58,7 +58,7 @@ var errZygoteClosed = errors.New("the executor closed it")
 
 // zygoteUnresponsive is how long rein waits for the zygote to report a
 // command it was told to kill as ended before it gives up on the zygote.
-const zygoteUnresponsive = 10 * time.Second
+const zygoteUnresponsive = 2 * time.Second
 
 // errNotSent marks a command that never reached the zygote, because the
 // zygote was gone: it did not run, and may be tried on a new zygote.
@@ -106,7 +106,10 @@ func (st *landlockState) startZygote(ctx context.Context, l *Landlock) (*zygote,
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
 	}
 	if st.cgroups != "" {
-		if z.home, err = newPidsCgroup(st.cgroups, l.maxProcs()); err != nil {
+		// Its own memory cgroup too (the same limit): on cgroup v1 the
+		// memory hierarchy is another tree, and join must move the zygote
+		// out of the command's in both.
+		if z.home, err = newCommandCgroup(st, l); err != nil {
 			z.conn.Close()
 			return nil, fmt.Errorf("%w: %w", ErrStart, err)
 		}
@@ -120,6 +123,9 @@ func (st *landlockState) startZygote(ctx context.Context, l *Landlock) (*zygote,
 		nproc:     int64(l.maxProcs()),
 		fsize:     l.maxFileSize(),
 		argv:      []string{st.helper, HelperArg, zygoteArg, "-control-fd", "5", "-ruleset-fd", "6", "-netns", st.netns},
+		maskFiles: st.masks.files,
+		maskDirs:  st.masks.dirs,
+		maskSrc:   st.maskSrc,
 	}
 	files := []*os.File{statusW, st.zygoteRuleset, theirs, st.ruleset}
 	if st.netnsF != nil {
@@ -128,9 +134,14 @@ func (st *landlockState) startZygote(ctx context.Context, l *Landlock) (*zygote,
 	}
 	if z.home != nil {
 		cfg.cgroup = z.home.dir
+		if z.home.mem != z.home.dir {
+			cfg.memcg = z.home.mem
+		}
 	}
 	attr := st.attr
-	attr.Pdeathsig = syscall.SIGKILL
+	// rein's death (of whatever signal) gives the zygote SIGTERM, on which
+	// it kills everything its commands started, then exits.
+	attr.Pdeathsig = syscall.SIGTERM
 	cmd := &exec.Cmd{
 		Path:        st.helper,
 		Args:        append([]string{st.helper, HelperArg}, helperArgs(cfg)...),
@@ -387,10 +398,19 @@ func (z *zygote) signal(id uint64, sig syscall.Signal) {
 // start has the zygote start req with ends as its stdin, stdout and
 // stderr, inside cg when set, and returns the shell's pid. statusW is the
 // status pipe's write end, which start closes; the answers come on statusR.
-func (z *zygote) start(id uint64, req runRequest, ends childEnds, statusR, statusW *os.File, fb *frameBuf, cg *pidsCgroup) (int, error) {
+//
+// A zygote that does not answer (stopped, stuck) holds up neither the
+// command's timeout nor an abort: when ctx ends or the timeout passes
+// first, the zygote is killed and start returns.
+func (z *zygote) start(ctx context.Context, timeout time.Duration, id uint64, req runRequest, ends childEnds, statusR, statusW *os.File, fb *frameBuf, cg *pidsCgroup) (int, error) {
 	z.forkMu.Lock()
 	defer z.forkMu.Unlock()
 	defer statusW.Close()
+	if z.alive() && z.stopped() {
+		// Stopped from outside: it would not read the frame. Nothing was sent.
+		z.fail(errors.New("the zygote was stopped (SIGSTOP or a tracer), so it was killed"))
+		_ = syscall.Kill(z.pid, syscall.SIGKILL) // forkMu held: not reaped
+	}
 	if !z.alive() {
 		return 0, fmt.Errorf("%w: sandbox: %w: %w", ErrStart, errNotSent, z.deadErr())
 	}
@@ -417,7 +437,28 @@ func (z *zygote) start(id uint64, req runRequest, ends childEnds, statusR, statu
 	var r zreply
 	if err == nil {
 		statusW.Close() // the zygote has its own now, or will never: EOF if it dies
+		var late atomic.Bool
+		timer := time.AfterFunc(timeout, func() {
+			late.Store(true)
+			_ = statusR.SetReadDeadline(time.Now())
+		})
+		unwatch := context.AfterFunc(ctx, func() { _ = statusR.SetReadDeadline(time.Now()) })
 		typ, r, err = readAnswer(statusR, fb, id)
+		timer.Stop()
+		unwatch()
+		_ = statusR.SetReadDeadline(time.Time{})
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			z.fail(errors.New("the zygote did not answer: stopped or stuck"))
+			_ = syscall.Kill(z.pid, syscall.SIGKILL) // forkMu held: not reaped; a command it began dies with it
+			if cg != nil {
+				_ = z.home.join(z.pid)
+				cg.killAll()
+			}
+			if !late.Load() && ctx.Err() != nil {
+				return 0, fmt.Errorf("%w; the sandbox zygote had not started the command (it did not answer) and was killed", aborted(ctx))
+			}
+			return 0, fmt.Errorf("%w: sandbox: the zygote did not start the command within its timeout of %v (stopped or stuck); it was killed and the next command starts a new one", ErrStart, timeout)
+		}
 		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 			z.fail(err)
 			_ = syscall.Kill(z.pid, syscall.SIGKILL) // forkMu held: not reaped
@@ -485,7 +526,7 @@ func (z *zygote) exec(ctx context.Context, c Cmd, req runRequest, maxOutput int,
 	defer statusR.Close()
 	id := z.next.Add(1)
 	var fb frameBuf
-	pid, err := z.start(id, req, ends, statusR, statusW, &fb, cg)
+	pid, err := z.start(ctx, c.Timeout, id, req, ends, statusR, statusW, &fb, cg)
 	ends.close() // the zygote has passed them on, or will never
 	if err != nil {
 		if s.inW != nil {
@@ -532,6 +573,12 @@ func (z *zygote) exec(ctx context.Context, c Cmd, req runRequest, maxOutput int,
 	}
 	if !got {
 		z.fail(errors.New("the zygote closed a command's status pipe"))
+		if w.abort {
+			return res, fmt.Errorf("%w; the sandbox zygote did not end the command and was killed, and the command with it", aborted(ctx))
+		}
+		if w.unresponsive {
+			return res, fmt.Errorf("%w: sandbox: the zygote did not end the command when told to (stopped or stuck), so it was killed, and the command with it; the next command starts a new zygote", ErrStart)
+		}
 		return res, fmt.Errorf("%w: sandbox: the zygote died while the command ran, and the command was killed (%w); the next command starts a new zygote", ErrStart, z.deadErr())
 	}
 	ws := syscall.WaitStatus(r.status)
@@ -549,6 +596,7 @@ func (z *zygote) exec(ctx context.Context, c Cmd, req runRequest, maxOutput int,
 // watchResult is how a command's watch ended.
 type watchResult struct {
 	timedOut, abort bool
+	unresponsive    bool // the zygote did not end the command and was killed
 }
 
 // watch enforces a command's timeout (SIGTERM, grace, SIGKILL) and abort
@@ -584,14 +632,30 @@ func (z *zygote) watch(ctx context.Context, id uint64, timeout, grace time.Durat
 	if cg != nil {
 		cg.killAll() // what left the group, at once
 	}
-	u := time.NewTimer(zygoteUnresponsive)
+	wait := zygoteUnresponsive
+	if z.stopped() {
+		wait = 0 // it cannot act on the frame
+	}
+	u := time.NewTimer(wait)
 	defer u.Stop()
 	select {
 	case <-stop:
 	case <-u.C:
 		// Killing the zygote ends the command too (parent-death signal)
 		// and closes its status pipe.
+		w.unresponsive = true
 		z.fail(errors.New("the zygote did not end a killed command"))
 		z.kill()
 	}
+}
+
+// stopped reports whether the zygote is stopped (SIGSTOP, a tracer), as
+// /proc shows it.
+func (z *zygote) stopped() bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", z.pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(rest, "T") || strings.HasPrefix(rest, "t")
 }

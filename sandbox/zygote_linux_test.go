@@ -184,7 +184,7 @@ func TestZygoteConcurrentCommands(t *testing.T) {
 // ErrStart, the command is dead), and the next command gets a new zygote,
 // confined as the first: never an unconfined run.
 func TestZygoteKilledFromOutside(t *testing.T) {
-	l, work := newZygoteExecutor(t, &Landlock{})
+	l, work := newZygoteExecutor(t, &Landlock{Restarts: 2})
 	first := zygotePID(t, l, work)
 	done := make(chan error, 1)
 	go func() {
@@ -233,7 +233,7 @@ func TestZygoteKilledFromOutside(t *testing.T) {
 // dead. Each way it either runs confined on a new zygote or fails with
 // ErrStart: never unconfined, never hung, and the command after it runs.
 func TestZygoteKilledAsCommandArrives(t *testing.T) {
-	l, work := newZygoteExecutor(t, &Landlock{})
+	l, work := newZygoteExecutor(t, &Landlock{Restarts: 100})
 	confined, failed := 0, 0
 	for range 20 {
 		pid := zygotePID(t, l, work)

@@ -9,13 +9,13 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,23 +28,27 @@ const zygoteArg = "-zygote"
 // helper's confined thread, so every thread of it is born with what the
 // helper applied: the network namespace, the pids cgroup and limits, no
 // capabilities, no_new_privs, the executor's Landlock domain and the seccomp
-// filter. It reads run frames from rein and, for each, on a fresh OS thread
-// of its own: enters a nested Landlock domain made from the commands'
-// ruleset (so a command can signal or inspect neither the zygote nor another
-// command, and cannot reach the rein binary the zygote runs from), forks and
-// execs the shell in a new session with the descriptors rein passed,
-// reports the pid on the command's status pipe, waits for the shell to
-// exit, kills its process group while the shell is still unreaped (so the
-// group id cannot have been reused), reaps it and reports the wait status
-// on the pipe. The thread then ends with the nested
-// domain on it. A signal frame signals a command's group, only while its
-// shell is unreaped.
+// filter. It reads run frames from rein and, for each, on an OS thread it
+// locks for the command's life: forks a child that enters a nested Landlock
+// domain made from the commands' ruleset and execs the shell in a new
+// session with the descriptors rein passed (forkConfined: the domain is the
+// child's alone, so a command can signal or inspect neither the zygote, any
+// of its threads, nor another command, and cannot reach the rein binary the
+// zygote runs from), reports the pid on the command's status pipe, waits for
+// the shell to exit, kills its process group while the shell is still
+// unreaped (so the group id cannot have been reused), reaps it and reports
+// the wait status on the pipe. A signal frame signals a command's group,
+// only while its shell is unreaped.
 //
 // Every descriptor of the zygote is close-on-exec (the control socket,
 // every descriptor received), so a command gets only stdin, stdout and
 // stderr and can never write to the control socket. When the socket closes
-// (rein closed the executor or died) the zygote kills every command's group
-// and exits.
+// (rein closed the executor or died) or rein's death signal (SIGTERM)
+// arrives, the zygote kills every process any command started — those that
+// left the process group or the session too — and exits: kill(-1) from the
+// zygote reaches exactly the processes in the commands' domains, as the
+// Landlock signal scope (checked before serving) keeps every other process
+// out of its reach.
 func zygoteMain(args []string) int {
 	fs := flag.NewFlagSet(zygoteArg, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -81,12 +85,22 @@ func zygoteMain(args []string) int {
 		return helperFail(nil, 126, errors.New("zygote control descriptor is not a unix socket"))
 	}
 	s := &zygoteServer{conn: conn, ruleset: *ruleset, cmds: map[uint64]*zchild{}, jobs: make(chan zjob)}
+	// rein's death signal: the zygote outlives rein only long enough to
+	// kill what the commands started.
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		<-term
+		sweep()
+		os.Exit(0)
+	}()
 	go s.worker()
 	if err := s.send(frameReady, 0, nil); err != nil {
 		return helperFail(nil, 126, err)
 	}
 	err = s.serve()
 	s.killAll()
+	sweep()
 	if err != nil && !errors.Is(err, io.EOF) {
 		return helperFail(nil, 125, err)
 	}
@@ -95,8 +109,9 @@ func zygoteMain(args []string) int {
 
 // zygoteSelfCheck makes sure the zygote was born confined before it serves:
 // outside rein's network namespace, no_new_privs, a seccomp filter, no
-// capability, and a Landlock domain (which refuses to list "/", a
-// directory no grant ever covers).
+// capability, Landlock's signal scope (rein cannot be signalled) and a
+// Landlock domain (which refuses to list "/", a directory no grant ever
+// covers).
 func zygoteSelfCheck(reinNetns string) error {
 	if id, err := netnsID("/proc/self/ns/net"); err != nil {
 		return err
@@ -124,6 +139,12 @@ func zygoteSelfCheck(reinNetns string) error {
 	}
 	if len(want) != 0 {
 		return fmt.Errorf("zygote: /proc/self/status lacks %d of the fields checked", len(want))
+	}
+	// rein, the parent, runs as the same user outside any Landlock domain:
+	// only the signal scope can refuse this. Without it sweep would reach
+	// every process of the user.
+	if err := unix.Kill(os.Getppid(), 0); !errors.Is(err, unix.EPERM) {
+		return fmt.Errorf("zygote: not confined: signalling rein gave %v, not EPERM, so Landlock's signal scope is not in force", err)
 	}
 	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err == nil {
@@ -274,20 +295,19 @@ func closeFDs(fds []int) {
 
 // worker runs one command on an OS thread of its own. It locks the thread
 // before the command comes, and starts the next worker as soon as it has
-// one, so that no command waits for a thread to be made.
+// one, so that no command waits for a thread to be made. The command's
+// parent-death signal follows the thread that forked it, so the thread
+// stays locked until the command is reaped; nothing else of the command
+// stays on it.
 func (s *zygoteServer) worker() {
-	// Never unlocked: the command's nested Landlock domain is this
-	// thread's, and the runtime ends the thread when this goroutine
-	// returns. The command's parent-death signal follows this thread,
-	// which lives until the command is reaped.
 	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	j := <-s.jobs
 	go s.worker()
 	s.run(j.id, j.req, j.std)
 }
 
-// run runs one command on the calling thread, which it confines further;
-// see zygoteMain. It answers on the command's status pipe, std[3].
+// run runs one command from the calling thread; see zygoteMain. It answers on the command's status pipe, std[3].
 func (s *zygoteServer) run(id uint64, req runRequest, std [runFDs]int) {
 	defer s.wg.Done()
 	status := std[3]
@@ -337,17 +357,11 @@ func (s *zygoteServer) run(id uint64, req runRequest, std [runFDs]int) {
 	_ = answer(frameDone, uint32Body(uint32(ws)))
 }
 
-// start confines the calling thread further and starts the command.
+// start starts the command; the child enters the commands' Landlock
+// domain between its fork and its exec (see forkConfined), so no thread of
+// the zygote ever shares a domain with a command.
 func (s *zygoteServer) start(req runRequest, std [runFDs]int) (int, error) {
-	if err := ll.LandlockRestrictSelf(s.ruleset, 0); err != nil {
-		return 0, fmt.Errorf("sandbox: the command's Landlock domain: %w", err)
-	}
-	pid, err := syscall.ForkExec(req.argv[0], req.argv, &syscall.ProcAttr{
-		Dir:   req.dir,
-		Env:   req.env,
-		Files: []uintptr{uintptr(std[0]), uintptr(std[1]), uintptr(std[2])}, // not the status pipe
-		Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
-	})
+	pid, err := startConfined(req.argv[0], req.argv, req.env, req.dir, [3]int{std[0], std[1], std[2]}, s.ruleset)
 	if err != nil {
 		return 0, fmt.Errorf("sandbox: starting %s in %s: %w", req.argv[0], req.dir, err)
 	}
@@ -375,4 +389,13 @@ func (s *zygoteServer) killAll() {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// sweep kills every process the zygote may signal: with the Landlock
+// signal scope that zygoteSelfCheck found in force, those in the domains
+// nested in the zygote's, which are its commands and everything they
+// started, however they left their group or session. kill(-1) spares the
+// caller itself.
+func sweep() {
+	_ = unix.Kill(-1, unix.SIGKILL) // ESRCH: nothing left
 }

@@ -187,6 +187,12 @@ var ErrArgs = errors.New("invalid arguments")
 // ErrNotExist marks a resource named in the arguments that does not exist.
 var ErrNotExist = errors.New("does not exist")
 
+// ErrFatal marks a tool error that is rein's failure, not the model's: the
+// tool cannot work any more (its sandbox is dead and could not be
+// restarted). The loop stops the run with an error instead of handing it
+// to the model to try again.
+var ErrFatal = errors.New("the tool cannot run any more")
+
 // Func is a tool made from a function of a typed argument struct.
 type Func[A any] struct {
 	spec     Spec

@@ -104,7 +104,7 @@ func abortRun(tb testing.TB, dir string, sig os.Signal, twice bool) (time.Durati
 	return gone, code, stderr.String()
 }
 
-// SIGINT and SIGTERM abort the session: the tool in flight is killed, rein
+// SIGINT, SIGTERM and SIGHUP abort the session: the tool in flight is killed, rein
 // exits 130, and the log has the abort. A second signal exits at once.
 func TestSignalAbortsTheToolInFlight(t *testing.T) {
 	if testing.Short() {
@@ -113,7 +113,7 @@ func TestSignalAbortsTheToolInFlight(t *testing.T) {
 	for _, c := range []struct {
 		sig   os.Signal
 		twice bool
-	}{{os.Interrupt, false}, {syscall.SIGTERM, false}, {os.Interrupt, true}} {
+	}{{os.Interrupt, false}, {syscall.SIGTERM, false}, {syscall.SIGHUP, false}, {os.Interrupt, true}} {
 		dir := t.TempDir()
 		_, code, stderr := abortRun(t, dir, c.sig, c.twice)
 		if code != exitAborted {

@@ -79,13 +79,14 @@ func main() {
 	os.Exit(code)
 }
 
-// abortOnSignals returns a context that the first SIGINT or SIGTERM aborts
+// abortOnSignals returns a context that the first SIGINT, SIGTERM or SIGHUP (the
+// terminal hung up) aborts
 // (agent.WithAbort: the tool in flight is killed, the session is recorded
 // as aborted); a second signal exits at once with 130, recorded or not.
 func abortOnSignals(parent context.Context, stderr io.Writer) (context.Context, func()) {
 	ctx, abort := agent.WithAbort(parent)
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
 		n := 0

@@ -29,6 +29,7 @@ type sandboxExecCmd struct {
 	Image   string        `placeholder:"IMAGE" help:"Container image for docker (never pulled)."`
 	Runtime string        `default:"docker" enum:"docker,podman" help:"Container runtime for docker."`
 	Timeout time.Duration `default:"120s" help:"Kill the command (and everything it started) after this long."`
+	Memory  string        `placeholder:"SIZE" help:"Memory limit of the command (2GiB, 512MiB, none); default 2GiB."`
 	Command []string      `arg:"" passthrough:"" help:"The command and its arguments (after --)."`
 }
 
@@ -47,7 +48,7 @@ func (c *sandboxExecCmd) Run(ctx context.Context, e env) error {
 	if len(args) == 0 {
 		return usagef("no command: write it after --, e.g. rein sandbox exec -- ls -la")
 	}
-	ex, name, closer, err := harness.OpenExecutor(ctx, harness.Sandbox{Backend: c.Backend, Image: c.Image, Runtime: c.Runtime},
+	ex, name, closer, err := harness.OpenExecutor(ctx, harness.Sandbox{Backend: c.Backend, Image: c.Image, Runtime: c.Runtime, Memory: c.Memory},
 		workdir, sessionid.NewID(time.Now()))
 	if err != nil {
 		return usageError{err}

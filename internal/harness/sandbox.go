@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/sandbox/docker"
@@ -23,6 +24,7 @@ type Sandbox struct {
 	Backend string // one of the Sandbox* constants; "" means auto
 	Image   string // the container image, for docker
 	Runtime string // "docker" (default) or "podman"
+	Memory  string // each command's memory limit ("2GiB", "none"); "" the default
 }
 
 // unavailable is the executor of a session that has no sandbox and did not
@@ -40,6 +42,17 @@ func (u unavailable) Exec(context.Context, sandbox.Cmd) (sandbox.Result, error) 
 // log), and a closer. A backend that was asked for and does not work is an
 // error; auto with nothing working is the unavailable executor (fail closed).
 func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sandbox.Executor, string, io.Closer, error) {
+	mem, err := sandbox.ParseMemory(s.Memory)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("sandbox memory: %w", err)
+	}
+	if mem == 0 {
+		mem = sandbox.DefaultMemory
+	}
+	dmem := strconv.FormatInt(mem, 10) // docker: bytes
+	if mem < 0 {
+		dmem = "0" // docker: unlimited
+	}
 	switch s.Backend {
 	case SandboxNone:
 		return &sandbox.Local{}, SandboxNone, nopCloser{}, nil
@@ -47,13 +60,13 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 		if _, err := sandbox.LandlockStatus(); err != nil {
 			return nil, "", nil, fmt.Errorf("--sandbox landlock: %w", err)
 		}
-		l := &sandbox.Landlock{WorkDir: workdir}
+		l := &sandbox.Landlock{WorkDir: workdir, Memory: mem}
 		return l, SandboxLandlock, l, nil
 	case SandboxDocker:
 		if s.Image == "" {
 			return nil, "", nil, errors.New("--sandbox docker needs --image (no image is ever pulled)")
 		}
-		d, err := docker.Start(ctx, docker.Options{Runtime: s.Runtime, Image: s.Image, WorkDir: workdir, Session: session})
+		d, err := docker.Start(ctx, docker.Options{Runtime: s.Runtime, Image: s.Image, WorkDir: workdir, Session: session, Memory: dmem})
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("--sandbox docker: %w", err)
 		}
@@ -61,11 +74,11 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 	case SandboxAuto, "":
 		lerr := errors.New("not tried")
 		if _, lerr = sandbox.LandlockStatus(); lerr == nil {
-			l := &sandbox.Landlock{WorkDir: workdir}
+			l := &sandbox.Landlock{WorkDir: workdir, Memory: mem}
 			return l, SandboxLandlock, l, nil
 		}
 		if s.Image != "" {
-			d, derr := docker.Start(ctx, docker.Options{Runtime: s.Runtime, Image: s.Image, WorkDir: workdir, Session: session})
+			d, derr := docker.Start(ctx, docker.Options{Runtime: s.Runtime, Image: s.Image, WorkDir: workdir, Session: session, Memory: dmem})
 			if derr == nil {
 				return d, d.Name(), d, nil
 			}

@@ -117,9 +117,13 @@ type Executor struct {
 	clientEnv []string // the client's own environment
 	maxOutput int
 	grace     time.Duration
+	opts      Options // as checked by Start, to start the container again
+	src       string  // the work dir's real path, bind-mounted
 
-	mu     sync.Mutex
-	closed bool
+	mu       sync.Mutex
+	closed   bool
+	restarts int   // containers started to replace a dead one
+	dead     error // set once a restart failed: wraps sandbox.ErrExecutorDead
 }
 
 var _ sandbox.Executor = (*Executor)(nil)
@@ -128,7 +132,64 @@ var _ sandbox.Executor = (*Executor)(nil)
 func (e *Executor) Name() string { return e.name }
 
 // ID returns the container's id.
-func (e *Executor) ID() string { return e.id }
+func (e *Executor) ID() string { return e.containerID() }
+
+func (e *Executor) containerID() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.id
+}
+
+func (e *Executor) deadErr() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.dead
+}
+
+// running reports whether container id runs, as the client tells; a client
+// that cannot tell (the daemon is down) says no.
+func (e *Executor) running(ctx context.Context, id string) bool {
+	ictx, cancel := context.WithTimeout(ctx, signalTimeout)
+	defer cancel()
+	out, err := e.run(ictx, "inspect", "--format", "{{.State.Running}}", id)
+	return err == nil && strings.TrimSpace(out) == "true"
+}
+
+// restart replaces the dead container id with a new one, once: a second
+// death, or a restart that fails, leaves the executor dead.
+func (e *Executor) restart(ctx context.Context, id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.dead != nil:
+		return e.dead
+	case e.closed:
+		return fmt.Errorf("%w: the sandbox container was removed", sandbox.ErrStart)
+	case e.id != id:
+		return nil // another Exec restarted it already
+	case e.restarts >= 1:
+		e.dead = fmt.Errorf("%w: the %s container died again after its restart; no command can run", sandbox.ErrExecutorDead, e.name)
+		return e.dead
+	}
+	e.restarts++
+	_ = e.remove(id)
+	newID, err := e.create(ctx)
+	if err == nil {
+		var res sandbox.Result
+		e.id = newID
+		e.mu.Unlock()
+		res, err = e.execOnce(ctx, sandbox.Cmd{Script: ":", Dir: e.workDir, Env: []string{}, Timeout: startTimeout})
+		e.mu.Lock()
+		if err == nil && res.ExitCode != 0 {
+			err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
+		}
+	}
+	if err != nil {
+		e.dead = fmt.Errorf("%w: the %s container died and starting a new one failed: %w", sandbox.ErrExecutorDead, e.name, err)
+		return e.dead
+	}
+	return nil
+}
 
 // Start starts the session's container and returns once a command can run
 // in it. Errors wrap sandbox.ErrInvalid (bad options), sandbox.ErrUnsupported
@@ -165,23 +226,9 @@ func Start(ctx context.Context, o Options) (*Executor, error) {
 		}
 		return nil, fmt.Errorf("%w: looking for image %q: %w", sandbox.ErrStart, o.Image, err)
 	}
-	name := "rein-" + randomHex(6)
-	runCtx, cancel := ctx, context.CancelFunc(func() {})
-	if _, ok := ctx.Deadline(); !ok {
-		runCtx, cancel = context.WithTimeout(ctx, startTimeout)
-	}
-	out, err := e.run(runCtx, runArgs(o, src, name, currentOwner(), e.rootless())...)
-	cancel()
-	if err != nil {
-		// The container may exist even though the client failed (it was
-		// cancelled, say): remove it by name.
-		e.remove(name)
-		return nil, fmt.Errorf("%w: %s run: %w", sandbox.ErrStart, e.name, err)
-	}
-	e.id = strings.TrimSpace(out)
-	if !isHexID(e.id) {
-		e.remove(name)
-		return nil, fmt.Errorf("%w: %s run printed %q, not a container id", sandbox.ErrStart, e.name, e.id)
+	e.opts, e.src = o, src
+	if e.id, err = e.create(ctx); err != nil {
+		return nil, err
 	}
 	res, err := e.Exec(ctx, sandbox.Cmd{Script: ":", Dir: o.WorkDir, Env: []string{}, Timeout: startTimeout})
 	if err == nil && res.ExitCode != 0 {
@@ -192,6 +239,29 @@ func Start(ctx context.Context, o Options) (*Executor, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// create runs a new container for e and returns its id.
+func (e *Executor) create(ctx context.Context) (string, error) {
+	name := "rein-" + randomHex(6)
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		runCtx, cancel = context.WithTimeout(ctx, startTimeout)
+	}
+	out, err := e.run(runCtx, runArgs(e.opts, e.src, name, currentOwner(), e.rootless())...)
+	cancel()
+	if err != nil {
+		// The container may exist even though the client failed (it was
+		// cancelled, say): remove it by name.
+		e.remove(name)
+		return "", fmt.Errorf("%w: %s run: %w", sandbox.ErrStart, e.name, err)
+	}
+	id := strings.TrimSpace(out)
+	if !isHexID(id) {
+		e.remove(name)
+		return "", fmt.Errorf("%w: %s run printed %q, not a container id", sandbox.ErrStart, e.name, id)
+	}
+	return id, nil
 }
 
 // Close removes the container and whatever still runs in it. It is safe to

@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -52,7 +53,34 @@ const stdinVar = "REIN_SANDBOX_STDIN"
 // container's shell reports, so a script killed by a signal of its own
 // making reads as exit 128+n; Result.Signal is set only when Exec itself
 // stopped the command (timeout, abort) or the wrapper was killed.
+//
+// A container that is gone (killed, removed, its daemon restarted) is
+// started again once, and a command that never began in the dead one runs
+// in the new one; when that fails too, or the new container dies as well,
+// Exec returns sandbox.ErrExecutorDead from then on.
 func (e *Executor) Exec(ctx context.Context, c sandbox.Cmd) (sandbox.Result, error) {
+	res, err := e.execOnce(ctx, c)
+	if !errors.Is(err, errNotRun) || ctx.Err() != nil {
+		return res, err
+	}
+	id := e.containerID()
+	if e.running(ctx, id) {
+		return res, err // the container is fine; the command could not start in it
+	}
+	if rerr := e.restart(ctx, id); rerr != nil {
+		return res, rerr
+	}
+	return e.execOnce(ctx, c)
+}
+
+// errNotRun marks an Exec whose wrapper never ran in the container: nothing
+// of the command happened, so it may be run again.
+var errNotRun = errors.New("the command did not start in the container")
+
+func (e *Executor) execOnce(ctx context.Context, c sandbox.Cmd) (sandbox.Result, error) {
+	if err := e.deadErr(); err != nil {
+		return sandbox.Result{}, err
+	}
 	c, err := e.prepare(c)
 	if err != nil {
 		return sandbox.Result{}, err
@@ -64,10 +92,12 @@ func (e *Executor) Exec(ctx context.Context, c sandbox.Cmd) (sandbox.Result, err
 		return sandbox.Result{}, fmt.Errorf("%w: the sandbox container was removed", sandbox.ErrStart)
 	}
 	nonce := randomHex(16)
-	args, env := e.execArgs(nonce, c)
+	id := e.containerID()
+	args, env := e.execArgs(nonce, c, id)
 
 	p := &call{
 		e:      e,
+		id:     id,
 		cmd:    exec.Command(e.runtime, args...),
 		stdout: sandbox.NewCapWriter(e.maxOutput),
 		stderr: sandbox.NewCapWriter(e.maxOutput),
@@ -95,7 +125,7 @@ func (e *Executor) Exec(ctx context.Context, c sandbox.Cmd) (sandbox.Result, err
 
 // execArgs returns the client's arguments and environment to run c, as
 // prepared, under the wrapper.
-func (e *Executor) execArgs(nonce string, c sandbox.Cmd) (args, env []string) {
+func (e *Executor) execArgs(nonce string, c sandbox.Cmd, id string) (args, env []string) {
 	args = make([]string, 0, 12+len(c.Env))
 	args = append(args, "exec", "--interactive", "--user="+e.user, "--workdir=/")
 	for _, kv := range c.Env {
@@ -106,7 +136,7 @@ func (e *Executor) execArgs(nonce string, c sandbox.Cmd) (args, env []string) {
 		args = append(args, "--env="+stdinVar) // the value comes from the client's environment
 		env = append(slices.Clip(env), stdinVar+"="+c.Stdin)
 	}
-	return append(args, e.id, "/bin/sh", "-c", wrapper, nonce, c.Script, c.Dir), env
+	return append(args, id, "/bin/sh", "-c", wrapper, nonce, c.Script, c.Dir), env
 }
 
 // prepare checks c and fills its defaults.
@@ -143,6 +173,7 @@ func (e *Executor) graceOrDefault() time.Duration {
 // call is one running docker exec.
 type call struct {
 	e              *Executor
+	id             string // the container
 	cmd            *exec.Cmd
 	ctl            io.WriteCloser // the watcher's control pipe
 	stdout, stderr *sandbox.CapWriter
@@ -212,7 +243,7 @@ func (p *call) kill(ctx context.Context) {
 	}
 	if pid := p.wrapperPID(); pid > 0 {
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
-		_, _ = p.e.run(kctx, "exec", "--user="+p.e.user, p.e.id, "/bin/sh", "-c", `kill -s KILL -"$1"`, "rein-kill", strconv.Itoa(pid))
+		_, _ = p.e.run(kctx, "exec", "--user="+p.e.user, p.id, "/bin/sh", "-c", `kill -s KILL -"$1"`, "rein-kill", strconv.Itoa(pid))
 		cancel()
 		if p.wait(killWait) {
 			return
@@ -269,7 +300,7 @@ func (p *call) result(ctx context.Context, timedOut, abort, signaled bool) (sand
 		// container is gone, the daemon is down).
 		// The client prints some of its errors on stdout.
 		msg := strings.TrimSpace(strings.TrimSpace(res.Stderr) + " " + strings.TrimSpace(res.Stdout))
-		return res, fmt.Errorf("%w: %s exec: exit %d: %s", sandbox.ErrStart, p.e.name, code, msg)
+		return res, fmt.Errorf("%w: %w: %s exec: exit %d: %s", sandbox.ErrStart, errNotRun, p.e.name, code, msg)
 	default:
 		// The wrapper was killed (by Exec, the kernel, or the script).
 		res.ExitCode = code

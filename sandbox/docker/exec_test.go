@@ -203,7 +203,7 @@ func TestExecClientKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, env := e.execArgs(randomHex(8), c)
+	args, env := e.execArgs(randomHex(8), c, e.ID())
 	cmd := exec.Command(e.runtime, args...)
 	cmd.Env = env
 	if _, err := cmd.StdinPipe(); err != nil { // held open, never written
@@ -352,5 +352,38 @@ func TestCloseRemoves(t *testing.T) {
 	}
 	if strings.TrimSpace(string(out)) != "" {
 		t.Errorf("container %s still exists after Close", e.ID())
+	}
+}
+
+// A container killed mid-session is started again once: the next command
+// runs in a new one. Killed again, the executor is dead: every later
+// command fails with sandbox.ErrExecutorDead, saying so.
+func TestDeadContainerRestartedOnce(t *testing.T) {
+	t.Parallel()
+	e, work := start(t, Options{})
+	first := e.ID()
+	if res := run(t, e, work, "echo one"); res.Stdout != "one\n" {
+		t.Fatalf("first command: %+v", res)
+	}
+	kill := func(id string) {
+		t.Helper()
+		if out, err := exec.Command(e.runtime, "kill", id).CombinedOutput(); err != nil {
+			t.Fatalf("docker kill: %v: %s", err, out)
+		}
+	}
+	kill(first)
+	if res := run(t, e, work, "echo two"); res.Stdout != "two\n" {
+		t.Fatalf("after the kill: %+v", res)
+	}
+	second := e.ID()
+	if second == first {
+		t.Fatalf("still container %s", first)
+	}
+	kill(second)
+	for range 2 {
+		_, err := e.Exec(t.Context(), sandbox.Cmd{Script: "echo three", Dir: work, Timeout: time.Minute})
+		if !errors.Is(err, sandbox.ErrExecutorDead) || !strings.Contains(err.Error(), "died again") {
+			t.Fatalf("after the second kill: %v, want ErrExecutorDead", err)
+		}
 	}
 }

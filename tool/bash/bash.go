@@ -142,6 +142,8 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 	switch {
 	case errors.Is(err, sandbox.ErrAborted):
 		return "", fmt.Errorf("the command was stopped because the run was aborted: %w", err)
+	case errors.Is(err, sandbox.ErrExecutorDead):
+		return "", fmt.Errorf("%w: %s sandbox: %w", tool.ErrFatal, r.ex.Name(), err)
 	case err != nil:
 		return "", fmt.Errorf("the command could not be started (%w); check the working directory and try again", err)
 	}

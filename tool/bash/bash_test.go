@@ -179,6 +179,22 @@ func TestExecErrors(t *testing.T) {
 	}
 }
 
+// A dead sandbox is rein's failure: the tool's error wraps tool.ErrFatal
+// (the loop stops the run on it) and says why; an ordinary start failure
+// does not.
+func TestDeadSandboxIsFatal(t *testing.T) {
+	t.Parallel()
+	dead := fmt.Errorf("%w: the zygote died again", sandbox.ErrExecutorDead)
+	_, err := bash.RunBash(&fakeExec{err: dead}, t.TempDir(), bash.Options{}).Run(t.Context(), json.RawMessage(`{"command":"true"}`))
+	if !errors.Is(err, tool.ErrFatal) || !errors.Is(err, sandbox.ErrExecutorDead) || strings.Contains(err.Error(), "try again") {
+		t.Errorf("dead sandbox: %v; want tool.ErrFatal wrapping ErrExecutorDead, with no advice to retry", err)
+	}
+	_, err = bash.RunBash(&fakeExec{err: sandbox.ErrStart}, t.TempDir(), bash.Options{}).Run(t.Context(), json.RawMessage(`{"command":"true"}`))
+	if errors.Is(err, tool.ErrFatal) {
+		t.Errorf("a start failure is fatal: %v", err)
+	}
+}
+
 // A non-zero exit and a timeout are results the model sees, not errors.
 func TestResultsAreNotErrors(t *testing.T) {
 	t.Parallel()

@@ -14,6 +14,8 @@ import (
 func format(res sandbox.Result, timeout time.Duration) string {
 	var b strings.Builder
 	switch {
+	case res.OOMKilled:
+		fmt.Fprintf(&b, "killed: out of memory (limit %s)\n", sizeText(res.MemoryLimit))
 	case res.TimedOut:
 		fmt.Fprintf(&b, "killed: timed out after %gs\n", timeout.Seconds())
 	case res.Signal != "":
@@ -42,4 +44,18 @@ func section(b *strings.Builder, name, text string, size int64) {
 	if !strings.HasSuffix(text, "\n") {
 		b.WriteString("\n")
 	}
+}
+
+// sizeText renders a byte count as the largest binary unit that divides it
+// ("2 GiB", "64 MiB"), else in bytes.
+func sizeText(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d %s", n/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -27,6 +27,7 @@ func TestFormat(t *testing.T) {
 		{"both_streams_no_newline", sandbox.Result{ExitCode: 1, Stdout: "partial", StdoutBytes: 7, Stderr: "warning", StderrBytes: 7}, time.Minute},
 		{"timed_out", sandbox.Result{ExitCode: -1, Signal: "killed", TimedOut: true, Stdout: "step 1\n", StdoutBytes: 7}, 5 * time.Second},
 		{"signal", sandbox.Result{ExitCode: -1, Signal: "segmentation fault"}, time.Minute},
+		{"out_of_memory", sandbox.Result{ExitCode: -1, Signal: "killed", OOMKilled: true, MemoryLimit: 2 << 30, Stderr: "tail: memory exhausted\n", StderrBytes: 23}, time.Minute},
 		{"cut", sandbox.Result{Stdout: cut, StdoutBytes: 70000 + int64(len(cut)), Stderr: "done\n", StderrBytes: 5}, time.Minute},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,117 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/reinhq/rein/secret"
+)
+
+// maskWalkMax bounds how many entries of the work dir findMasks looks at:
+// a work dir bigger than that is masked only in the part walked first.
+const maskWalkMax = 50000
+
+// masks are the credential files and directories hidden from commands.
+type masks struct {
+	files, dirs []string
+}
+
+func (m masks) empty() bool { return len(m.files) == 0 && len(m.dirs) == 0 }
+
+// findMasks lists what to hide from commands: every file and directory in
+// work whose name says it holds credentials (secret.CredentialFile: .env*,
+// *.pem, id_*, .netrc, cloud CLI directories, …), with a symlink so named
+// followed to its target when that lies in work, and the credential places
+// under home that exist. .git is not walked.
+func findMasks(work, home string) masks {
+	var m masks
+	add := func(p string, dir bool) {
+		if dir {
+			m.dirs = append(m.dirs, p)
+		} else {
+			m.files = append(m.files, p)
+		}
+	}
+	n := 0
+	_ = filepath.WalkDir(work, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == work {
+			return nil
+		}
+		if n++; n > maskWalkMax {
+			return filepath.SkipAll
+		}
+		rel, _ := filepath.Rel(work, p)
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			if !secret.CredentialFile(rel) {
+				return nil
+			}
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil || !within(real, work) {
+				return nil // outside the work dir Landlock refuses it anyway
+			}
+			if fi, err := os.Stat(real); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
+				add(real, fi.IsDir())
+			}
+		case d.IsDir():
+			// A directory all of whose files are credentials (.aws, .ssh).
+			if secret.CredentialFile(filepath.Join(rel, "x")) {
+				add(p, true)
+				return filepath.SkipDir
+			}
+		case d.Type().IsRegular():
+			if secret.CredentialFile(rel) {
+				add(p, false)
+			}
+		}
+		return nil
+	})
+	if home != "" {
+		for _, p := range CredentialPaths(home) {
+			fi, err := os.Lstat(p)
+			if err != nil || within(p, work) || within(work, p) {
+				continue
+			}
+			if fi.IsDir() || fi.Mode().IsRegular() {
+				add(p, fi.IsDir())
+			}
+		}
+	}
+	return m
+}
+
+// newMaskSource makes the empty read-only file mounted over masked files,
+// in a directory of its own outside every grant.
+func newMaskSource() (dir, file string, err error) {
+	dir, err = os.MkdirTemp("", "rein-mask-")
+	if err != nil {
+		return "", "", err
+	}
+	file = filepath.Join(dir, "empty")
+	if err := os.WriteFile(file, nil, 0o444); err != nil {
+		return dir, "", err
+	}
+	if err := os.Chmod(dir, 0o555); err != nil {
+		return dir, "", err
+	}
+	return dir, file, nil
+}
+
+// removeMaskSource undoes newMaskSource.
+func removeMaskSource(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	_ = os.Chmod(dir, 0o700)
+	if err := os.RemoveAll(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
