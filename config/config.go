@@ -19,9 +19,9 @@ import (
 
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
-	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/gate/protect"
+	"github.com/reinhq/rein/netguard"
 )
 
 // Config is rein's effective configuration.
@@ -216,7 +216,7 @@ func (c Config) Validate() error {
 	if _, ok := flowStrictness[c.Flow.OnHit]; !ok {
 		return fmt.Errorf("flow.on_hit is %q: use ask, deny or off", c.Flow.OnHit)
 	}
-	if err := (&network.Policy{Allow: c.Network.Allow}).Validate(); err != nil {
+	if err := (&netguard.Policy{Allow: c.Network.Allow}).Validate(); err != nil {
 		return fmt.Errorf("network.allow: %w (write each entry as host or host:port, like \"intranet.local\" or \"127.0.0.1:8080\")", err)
 	}
 	for _, p := range c.Protect.Paths {
