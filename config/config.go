@@ -22,6 +22,7 @@ import (
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/gate/protect"
 	"github.com/reinhq/rein/netguard"
+	"github.com/reinhq/rein/price"
 )
 
 // Config is rein's effective configuration.
@@ -34,10 +35,11 @@ type Config struct {
 	Audit       Audit       `toml:"audit" json:"audit"`
 	Flow        Flow        `toml:"flow" json:"flow"`
 	Protect     Protect     `toml:"protect" json:"protect"`
-	// Prices are the models' prices, keyed "provider:model" (DefaultPrices,
-	// overridden per model by the files). Not recorded with the
-	// configuration: a session records the one price it used.
-	Prices map[string]Price `toml:"prices" json:"-"`
+	// Prices are the models' prices, keyed "provider:model" (price.Defaults,
+	// overridden per model by the files); look one up with Prices.Lookup.
+	// Not recorded with the configuration: a session records the one price
+	// it used.
+	Prices price.Table `toml:"prices" json:"-"`
 }
 
 // Sandbox says where commands run.
@@ -167,7 +169,7 @@ func Default() Config {
 	return Config{
 		Limits: Limits{MaxSteps: b.MaxSteps, MaxToolCalls: b.MaxToolCalls, MaxTokens: b.MaxTokens,
 			MaxCostUSD: DefaultMaxCostUSD, Timeout: Duration(b.MaxWall)},
-		Prices:      DefaultPrices(),
+		Prices:      price.Defaults(),
 		Tools:       Tools{Allow: DefaultTools(), ReadLines: 2000},
 		Permissions: Permissions{Mode: string(permission.Default)},
 		Sandbox:     Sandbox{Backend: "auto"},

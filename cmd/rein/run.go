@@ -21,6 +21,7 @@ import (
 	"github.com/reinhq/rein/model/anthropic"
 	"github.com/reinhq/rein/model/openai"
 	"github.com/reinhq/rein/model/scripted"
+	"github.com/reinhq/rein/price"
 	"github.com/reinhq/rein/prompt"
 	"github.com/reinhq/rein/secret"
 	"github.com/reinhq/rein/session/rollback"
@@ -74,7 +75,7 @@ type settings struct {
 	PromptCheck string `json:"prompt_check,omitempty"`
 	// Price is what the model is charged at, per million tokens; absent
 	// when the price table has none for it.
-	Price *config.Price `json:"price_per_mtok,omitempty"`
+	Price *price.Price `json:"price_per_mtok,omitempty"`
 	// Conversation marks an interactive session (rein with no command).
 	Conversation bool `json:"conversation,omitempty"`
 }
@@ -145,9 +146,9 @@ func (c *agentFlags) prepare(e env) (*prepared, error) {
 		return nil, err
 	}
 	pr := pricingOf(cfg, c.Model)
-	var price *config.Price
+	var charged *price.Price
 	if pr.known {
-		price = &pr.price
+		charged = &pr.price
 	}
 	tty := isTerminal(e.stdin)
 	lines := approve.NewLines(e.stdin)
@@ -157,7 +158,7 @@ func (c *agentFlags) prepare(e env) (*prepared, error) {
 		Policy: policyOf(cfg, approve.Terminal(lines, e.stderr, tty, c.ApprovalTimeout)), NetAllow: cfg.Network.Allow,
 		Limits: cfg.Limits.Budget(), AuditDir: dir, Durability: durability,
 		Meta: settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
-			PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: price},
+			PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: charged},
 		Sandbox:          harness.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime},
 		Announce:         announce(e),
 		Redact:           secret.NewRedactor(os.Environ()).Redact,
