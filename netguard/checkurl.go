@@ -151,10 +151,7 @@ func canonical(host string) (target, error) {
 		}
 		host = a
 	}
-	host = strings.ToLower(host)
-	if strings.HasSuffix(host, ".") {
-		host = host[:len(host)-1]
-	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	if host == "" || strings.HasSuffix(host, ".") {
 		return target{}, malformed("the host is empty or ends in more than one dot")
 	}
