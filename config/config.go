@@ -20,10 +20,11 @@ import (
 
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
-	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/gate/protect"
 	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/netguard"
+	"github.com/reinhq/rein/price"
 )
 
 // Config is rein's effective configuration.
@@ -36,10 +37,11 @@ type Config struct {
 	Audit       Audit       `toml:"audit" json:"audit"`
 	Flow        Flow        `toml:"flow" json:"flow"`
 	Protect     Protect     `toml:"protect" json:"protect"`
-	// Prices are the models' prices, keyed "provider:model" (DefaultPrices,
-	// overridden per model by the files). Not recorded with the
-	// configuration: a session records the one price it used.
-	Prices map[string]Price `toml:"prices" json:"-"`
+	// Prices are the models' prices, keyed "provider:model" (price.Defaults,
+	// overridden per model by the files); look one up with Prices.Lookup.
+	// Not recorded with the configuration: a session records the one price
+	// it used.
+	Prices price.Table `toml:"prices" json:"-"`
 }
 
 // Sandbox says where commands run.
@@ -172,7 +174,7 @@ func Default() Config {
 	return Config{
 		Limits: Limits{MaxSteps: b.MaxSteps, MaxToolCalls: b.MaxToolCalls, MaxTokens: b.MaxTokens,
 			MaxCostUSD: DefaultMaxCostUSD, Timeout: Duration(b.MaxWall)},
-		Prices:      DefaultPrices(),
+		Prices:      price.Defaults(),
 		Tools:       Tools{Allow: DefaultTools(), ReadLines: 2000},
 		Permissions: Permissions{Mode: string(permission.Default)},
 		Sandbox:     Sandbox{Backend: "auto"},
@@ -221,7 +223,7 @@ func (c Config) Validate() error {
 	if _, ok := flowStrictness[c.Flow.OnHit]; !ok {
 		return fmt.Errorf("flow.on_hit is %q: use ask, deny or off", c.Flow.OnHit)
 	}
-	if err := (&network.Policy{Allow: c.Network.Allow}).Validate(); err != nil {
+	if err := (&netguard.Policy{Allow: c.Network.Allow}).Validate(); err != nil {
 		return fmt.Errorf("network.allow: %w (write each entry as host or host:port, like \"intranet.local\" or \"127.0.0.1:8080\")", err)
 	}
 	for _, p := range c.Protect.Paths {

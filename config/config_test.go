@@ -14,6 +14,7 @@ import (
 
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/price"
 )
 
 // file writes content to a new file and returns it as an optional source.
@@ -37,7 +38,7 @@ func TestDefault(t *testing.T) {
 		Sandbox:     config.Sandbox{Backend: "auto"},
 		Audit:       config.Audit{Dir: "", Durability: "fsync"},
 		Flow:        config.Flow{OnHit: "ask"},
-		Prices:      config.DefaultPrices(),
+		Prices:      price.Defaults(),
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Default() = %+v, want %+v", c, want)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/price"
 )
 
 func TestPrices(t *testing.T) {
@@ -26,29 +27,29 @@ output = 0.2
 	}
 	for _, tc := range []struct {
 		model string
-		want  config.Price
+		want  price.Price
 		ok    bool
 	}{
-		{"anthropic:claude-sonnet-4-5", config.Price{Input: 2.5, Output: 12, CacheRead: 0.25, CacheWrite: 3}, true},
-		{"anthropic:claude-sonnet-4-5-20250929", config.Price{Input: 2.5, Output: 12, CacheRead: 0.25, CacheWrite: 3}, true},
+		{"anthropic:claude-sonnet-4-5", price.Price{Input: 2.5, Output: 12, CacheRead: 0.25, CacheWrite: 3}, true},
+		{"anthropic:claude-sonnet-4-5-20250929", price.Price{Input: 2.5, Output: 12, CacheRead: 0.25, CacheWrite: 3}, true},
 		// The cache prices a file leaves out are the input price.
-		{"openai:llama3.1", config.Price{Input: 0.1, Output: 0.2, CacheRead: 0.1, CacheWrite: 0.1}, true},
+		{"openai:llama3.1", price.Price{Input: 0.1, Output: 0.2, CacheRead: 0.1, CacheWrite: 0.1}, true},
 		// The defaults the file does not touch stay.
-		{"anthropic:claude-haiku-4-5", config.Price{Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25}, true},
-		{"anthropic:claude-opus-4-1-latest", config.Price{Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75}, true},
-		{"openai:gpt-4o-mini-2024-07-18", config.Price{Input: 0.15, Output: 0.6, CacheRead: 0.075, CacheWrite: 0.15}, true},
-		{"openai:gpt-4o", config.Price{Input: 2.5, Output: 10, CacheRead: 1.25, CacheWrite: 2.5}, true},
+		{"anthropic:claude-haiku-4-5", price.Price{Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25}, true},
+		{"anthropic:claude-opus-4-1-latest", price.Price{Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75}, true},
+		{"openai:gpt-4o-mini-2024-07-18", price.Price{Input: 0.15, Output: 0.6, CacheRead: 0.075, CacheWrite: 0.15}, true},
+		{"openai:gpt-4o", price.Price{Input: 2.5, Output: 10, CacheRead: 1.25, CacheWrite: 2.5}, true},
 		// Unknown: no price, and no family by accident.
-		{"openai:qwen2.5-coder", config.Price{}, false},
-		{"anthropic:claude-sonnet-5", config.Price{}, false},
-		{"scripted:x.json", config.Price{}, false},
+		{"openai:qwen2.5-coder", price.Price{}, false},
+		{"anthropic:claude-sonnet-5", price.Price{}, false},
+		{"scripted:x.json", price.Price{}, false},
 	} {
-		got, ok := c.PriceOf(tc.model)
+		got, ok := c.Prices.Lookup(tc.model)
 		if ok != tc.ok || got != tc.want {
-			t.Errorf("PriceOf(%s) = %+v, %v; want %+v, %v", tc.model, got, ok, tc.want, tc.ok)
+			t.Errorf("Prices.Lookup(%s) = %+v, %v; want %+v, %v", tc.model, got, ok, tc.want, tc.ok)
 		}
 	}
-	if p, _ := config.Default().PriceOf("anthropic:claude-sonnet-4-5"); p.Input != 3 {
+	if p, _ := config.Default().Prices.Lookup("anthropic:claude-sonnet-4-5"); p.Input != 3 {
 		t.Errorf("loading a file changed the defaults: %+v", p)
 	}
 }

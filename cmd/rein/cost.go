@@ -8,19 +8,20 @@ import (
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/price"
 )
 
 // pricing is the price a session's model is charged at, from the config's
 // price table.
 type pricing struct {
 	model string
-	price config.Price
+	price price.Price
 	known bool // false: the table has no price for the model; cost is not tracked
 }
 
 // pricingOf looks up m ("provider:name") in cfg's price table.
 func pricingOf(cfg config.Config, m string) pricing {
-	p, ok := cfg.PriceOf(m)
+	p, ok := cfg.Prices.Lookup(m)
 	return pricing{model: m, price: p, known: ok}
 }
 
@@ -29,7 +30,7 @@ func (p pricing) cost() func(model.Usage) float64 {
 	if !p.known {
 		return nil
 	}
-	return func(u model.Usage) float64 { return p.breakdown(u, 0).TotalUSD }
+	return func(u model.Usage) float64 { return price.Of(p.price, price.Usage(u)).Total }
 }
 
 // costBreakdown is what a session cost, by kind of token. It is printed at
@@ -38,21 +39,21 @@ type costBreakdown struct {
 	Model  string `json:"model"`
 	Priced bool   `json:"priced"`
 	// Price is the price per million tokens charged; absent when not priced.
-	Price            *config.Price `json:"price_per_mtok,omitempty"`
-	InputTokens      int64         `json:"input_tokens"`
-	OutputTokens     int64         `json:"output_tokens"`
-	CacheReadTokens  int64         `json:"cache_read_tokens"`
-	CacheWriteTokens int64         `json:"cache_write_tokens"`
-	InputUSD         float64       `json:"input_usd"`
-	OutputUSD        float64       `json:"output_usd"`
-	CacheReadUSD     float64       `json:"cache_read_usd"`
-	CacheWriteUSD    float64       `json:"cache_write_usd"`
-	TotalUSD         float64       `json:"total_usd"`
+	Price            *price.Price `json:"price_per_mtok,omitempty"`
+	InputTokens      int64        `json:"input_tokens"`
+	OutputTokens     int64        `json:"output_tokens"`
+	CacheReadTokens  int64        `json:"cache_read_tokens"`
+	CacheWriteTokens int64        `json:"cache_write_tokens"`
+	InputUSD         float64      `json:"input_usd"`
+	OutputUSD        float64      `json:"output_usd"`
+	CacheReadUSD     float64      `json:"cache_read_usd"`
+	CacheWriteUSD    float64      `json:"cache_write_usd"`
+	TotalUSD         float64      `json:"total_usd"`
 	// MaxUSD is the cost cap (0: none).
 	MaxUSD float64 `json:"max_usd"`
 }
 
-// breakdown prices usage u. Negative counts count as zero.
+// breakdown prices usage u with price.Of. Negative counts count as zero.
 func (p pricing) breakdown(u model.Usage, maxUSD float64) costBreakdown {
 	b := costBreakdown{Model: p.model, Priced: p.known, MaxUSD: maxUSD,
 		InputTokens: max(0, u.Input), OutputTokens: max(0, u.Output),
@@ -60,14 +61,10 @@ func (p pricing) breakdown(u model.Usage, maxUSD float64) costBreakdown {
 	if !p.known {
 		return b
 	}
-	price := p.price
-	b.Price = &price
-	const m = 1e6
-	b.InputUSD = float64(b.InputTokens) * price.Input / m
-	b.OutputUSD = float64(b.OutputTokens) * price.Output / m
-	b.CacheReadUSD = float64(b.CacheReadTokens) * price.CacheRead / m
-	b.CacheWriteUSD = float64(b.CacheWriteTokens) * price.CacheWrite / m
-	b.TotalUSD = b.InputUSD + b.OutputUSD + b.CacheReadUSD + b.CacheWriteUSD
+	charged := p.price
+	b.Price = &charged
+	c := price.Of(charged, price.Usage(u))
+	b.InputUSD, b.OutputUSD, b.CacheReadUSD, b.CacheWriteUSD, b.TotalUSD = c.Input, c.Output, c.CacheRead, c.CacheWrite, c.Total
 	return b
 }
 

@@ -14,9 +14,9 @@ import (
 
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate"
-	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/internal/jsonx"
+	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -56,7 +56,7 @@ func (c *policyCheckCmd) Run(ctx context.Context, e env) error {
 		return usagef("--workdir: %v", err)
 	}
 	defer root.Close()
-	net := &network.Policy{Allow: cfg.Network.Allow}
+	net := &netguard.Policy{Allow: cfg.Network.Allow}
 	reg, err := harness.Tools(harness.Env{Root: root, WorkDir: workdir, ReadLines: cfg.Tools.ReadLines, Net: net})
 	if err != nil {
 		return err

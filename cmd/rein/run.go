@@ -22,6 +22,7 @@ import (
 	"github.com/reinhq/rein/model/anthropic"
 	"github.com/reinhq/rein/model/openai"
 	"github.com/reinhq/rein/model/scripted"
+	"github.com/reinhq/rein/price"
 	"github.com/reinhq/rein/prompt"
 	"github.com/reinhq/rein/secret"
 	"github.com/reinhq/rein/session/rollback"
@@ -75,7 +76,7 @@ type settings struct {
 	PromptCheck string `json:"prompt_check,omitempty"`
 	// Price is what the model is charged at, per million tokens; absent
 	// when the price table has none for it.
-	Price *config.Price `json:"price_per_mtok,omitempty"`
+	Price *price.Price `json:"price_per_mtok,omitempty"`
 	// Conversation marks an interactive session (rein with no command).
 	Conversation bool `json:"conversation,omitempty"`
 }
@@ -159,9 +160,9 @@ func (c *agentFlags) prepare(e env) (*prepared, error) {
 		return nil, err
 	}
 	pr := pricingOf(cfg, c.Model)
-	var price *config.Price
+	var charged *price.Price
 	if pr.known {
-		price = &pr.price
+		charged = &pr.price
 	}
 	lines := approve.NewLines(e.stdin)
 	approver, tty := approverFor(e, lines, c.ApprovalTimeout)
@@ -171,7 +172,7 @@ func (c *agentFlags) prepare(e env) (*prepared, error) {
 		Policy: policyOf(cfg, approver), NetAllow: cfg.Network.Allow,
 		Limits: cfg.Limits.Budget(), AuditDir: dir, Durability: durability,
 		Meta: settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
-			PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: price},
+			PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: charged},
 		Sandbox:          harness.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime, Memory: cfg.Sandbox.Memory},
 		Announce:         announce(e),
 		Redact:           secret.NewRedactor(os.Environ()).Redact,

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/reinhq/rein/gate/network"
+	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/calc"
 	"github.com/reinhq/rein/tool/desk"
@@ -39,12 +39,12 @@ type world struct {
 	desk   *desk.Store
 	bank   bankState
 	reg    *tool.Registry
-	net    *network.Policy
+	net    *netguard.Policy
 }
 
 // build creates the environment in a new temporary directory and the
 // registry of the suite's tools over it.
-func build(env Environment, tools []string, net *network.Policy) (*world, error) {
+func build(env Environment, tools []string, net *netguard.Policy) (*world, error) {
 	dir, err := os.MkdirTemp("", "rein-eval-")
 	if err != nil {
 		return nil, fmt.Errorf("eval work dir: %w", err)
@@ -165,8 +165,8 @@ func (s *site) requests(base string) []string {
 
 // policy is the network policy that lets webfetch reach the local server:
 // its loopback address and port are on the allow-list, nothing else is.
-func (s *site) policy() *network.Policy {
-	return &network.Policy{Allow: []string{strings.TrimPrefix(s.srv.URL, "http://")}}
+func (s *site) policy() *netguard.Policy {
+	return &netguard.Policy{Allow: []string{strings.TrimPrefix(s.srv.URL, "http://")}}
 }
 
 func (s *site) close() { s.srv.Close() }

@@ -13,9 +13,9 @@ import (
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/flow"
-	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
+	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -28,7 +28,7 @@ type guardSpec struct {
 	reg        *tool.Registry
 	ledger     *flow.Ledger
 	workdir    string
-	net        *network.Policy
+	net        *netguard.Policy
 }
 
 // pipeline assembles the gates of a guard configuration (docs/EVAL.md):

@@ -17,9 +17,9 @@ import (
 	"github.com/reinhq/rein/eval/suites"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/flow"
-	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/intake"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -184,7 +184,7 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards) (result, err
 		env, text = inject(env, *v.place, inj)
 	}
 	base := ""
-	net := &network.Policy{}
+	net := &netguard.Policy{}
 	if r.site != nil {
 		var stop func()
 		base, stop = r.site.open(env.Pages)

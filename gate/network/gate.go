@@ -1,3 +1,7 @@
+// Package network is the network gate: it refuses calls whose URL
+// arguments (tool.RoleURL) point at internal or local addresses, judged by
+// netguard.Check before any I/O. The fetch itself goes through netguard's
+// client, which checks every address again when it dials.
 package network
 
 import (
@@ -6,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -16,16 +21,16 @@ const Name = "network"
 // is refused in general terms and never names the allow-list.
 const Hint = "This address is not reachable from here: internal and local network addresses and non-web schemes are refused. Use a public http(s) URL."
 
-// Gate refuses calls whose URL arguments (tool.RoleURL) fail CheckURL. It
+// Gate refuses calls whose URL arguments (tool.RoleURL) fail netguard.Check. It
 // does no I/O: names are resolved, and checked again, when the client dials.
 type Gate struct {
-	p *Policy
+	p *netguard.Policy
 }
 
 var _ gate.Gate = (*Gate)(nil)
 
 // NewGate returns the network gate for a policy; nil allows nothing internal.
-func NewGate(p *Policy) *Gate { return &Gate{p: p} }
+func NewGate(p *netguard.Policy) *Gate { return &Gate{p: p} }
 
 // Name returns "network".
 func (*Gate) Name() string { return Name }
@@ -58,7 +63,7 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 				Reason: fmt.Sprintf("argument %q is not a string, so it cannot be checked as a URL", name),
 				Hint:   fmt.Sprintf("The argument %q must be a URL written as a string. Fix it and call the tool again.", name)}
 		}
-		if _, _, err := judge(raw, g.p); err != nil {
+		if err := netguard.Check(raw, g.p); err != nil {
 			return gate.Verdict{Decision: gate.Deny, Gate: Name,
 				Reason: fmt.Sprintf("argument %q, URL %q: %v", name, clip(raw, 200), err),
 				Hint:   Hint}

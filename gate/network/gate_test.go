@@ -8,6 +8,7 @@ import (
 
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/network"
+	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -27,7 +28,7 @@ func fetchTool() tool.Tool {
 
 func TestGate(t *testing.T) {
 	t.Parallel()
-	g := network.NewGate(&network.Policy{Allow: []string{"secret-wiki.corp", "127.0.0.1:8080"}})
+	g := network.NewGate(&netguard.Policy{Allow: []string{"secret-wiki.corp", "127.0.0.1:8080"}})
 	if g.Name() != "network" {
 		t.Errorf("Name() = %q", g.Name())
 	}

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/gate"
-	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
+	"github.com/reinhq/rein/netguard"
 )
 
 // BenchmarkPipeline judges the corpora of testdata/corpus through the whole
@@ -60,7 +60,7 @@ func BenchmarkPipeline(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer root.Close()
-				net := &network.Policy{}
+				net := &netguard.Policy{}
 				reg, err := harness.Tools(harness.Env{Root: root, WorkDir: work, Net: net})
 				if err != nil {
 					b.Fatal(err)

@@ -20,12 +20,12 @@ import (
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
-	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/gate/drift"
 	"github.com/reinhq/rein/gate/flow"
-	"github.com/reinhq/rein/gate/network"
 	"github.com/reinhq/rein/intake"
+	"github.com/reinhq/rein/internal/numread"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/secret"
 	"github.com/reinhq/rein/session"
@@ -183,7 +183,7 @@ func (o *Outcome) Final() Final {
 func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	var want *big.Rat
 	if spec.Expect != "" {
-		w, err := eval.ParseExpected(spec.Expect)
+		w, err := numread.ParseExpected(spec.Expect)
 		if err != nil {
 			return nil, err
 		}
@@ -231,7 +231,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if spec.Announce != nil && backend != "" {
 		spec.Announce(backend)
 	}
-	net := &network.Policy{Allow: spec.NetAllow}
+	net := &netguard.Policy{Allow: spec.NetAllow}
 	env := Env{Root: root, WorkDir: workdir, ReadLines: spec.ReadLines, Outbox: &mail.Outbox{}, Plan: plan.New(),
 		Desk: spec.Desk, Bank: spec.Bank, Asker: spec.Asker, Net: net, Exec: exec, Redact: redact}
 	reg, err := Tools(env)
@@ -345,7 +345,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	}
 	if want != nil {
 		out.Check = CheckFail
-		if res.Stop == agent.StopDone && eval.ContainsNumber(res.Answer, want) {
+		if res.Stop == agent.StopDone && numread.ContainsNumber(res.Answer, want) {
 			out.Check = CheckPass
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/reinhq/rein/gate/protect"
 	"github.com/reinhq/rein/gate/scope"
 	"github.com/reinhq/rein/gate/shell"
+	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/bank"
@@ -35,7 +36,7 @@ type Env struct {
 	Plan      *plan.Session
 	Desk      *desk.Store // the support-desk tools are present only with a store
 	Asker     approve.Asker
-	Net       *network.Policy
+	Net       *netguard.Policy
 	Exec      sandbox.Executor
 	Bank      *bank.Ledger        // the bank tools are present only with a ledger
 	Redact    func(string) string // the session's redactor: files it would change are credential files
@@ -53,7 +54,7 @@ func Tools(e Env) (*tool.Registry, error) {
 		e.Asker = approve.Unanswered{}
 	}
 	if e.Net == nil {
-		e.Net = &network.Policy{}
+		e.Net = &netguard.Policy{}
 	}
 	if e.Exec == nil {
 		e.Exec = &sandbox.Local{}
@@ -124,7 +125,7 @@ func FlowGate(setting string, l *flow.Ledger, workdir string) (*flow.Gate, error
 // The data-flow gate goes before confirm so that when both ask (a payment
 // to a recipient a tool result named), the human reads its reason, the one
 // that matters; since the first Deny wins, the order changes no decision.
-func Gates(p Policy, workdir string, net *network.Policy) (*gate.Pipeline, error) {
+func Gates(p Policy, workdir string, net *netguard.Policy) (*gate.Pipeline, error) {
 	if p.Mode == "" {
 		p.Mode = permission.Default
 	}
@@ -139,7 +140,7 @@ func Gates(p Policy, workdir string, net *network.Policy) (*gate.Pipeline, error
 		return nil, err
 	}
 	if net == nil {
-		net = &network.Policy{}
+		net = &netguard.Policy{}
 	}
 	gates := []gate.Gate{
 		gate.NewAvailability(p.Allowed),

@@ -33,10 +33,9 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	price, known := anthropic.PriceFor(anthropic.DefaultPrices(), "claude-sonnet-4-5")
 	fmt.Println(m.Name(), resp.StopReason, resp.Text())
-	fmt.Printf("usage %+v, priced %v: $%.6f\n", resp.Usage, known, anthropic.Cost(price, resp.Usage))
+	fmt.Printf("usage %+v\n", resp.Usage)
 	// Output:
 	// anthropic:claude-sonnet-4-5 end_turn Hello.
-	// usage {Input:12 Output:3 CacheRead:0 CacheWrite:12}, priced true: $0.000126
+	// usage {Input:12 Output:3 CacheRead:0 CacheWrite:12}
 }

@@ -112,8 +112,7 @@ func TestLoopToolUseConversation(t *testing.T) {
 		}},
 	)
 	m := newTestModel(t, f, Options{})
-	p := Price{InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.3, CacheWritePerMTok: 3.75}
-	res := newLoop(t, m, budget.Defaults(), func(u model.Usage) float64 { return Cost(p, u) }).
+	res := newLoop(t, m, budget.Defaults(), costAt(3, 15, 0.3, 3.75)).
 		Run(t.Context(), "What is 2+3?")
 	if res.Stop != agent.StopDone || res.Answer != "The sum is 5." {
 		t.Fatalf("stop %s answer %q err %v", res.Stop, res.Answer, res.Err)
@@ -137,11 +136,10 @@ func TestLoopBudgetStop(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, ok(message("tool_use", 400_000, 1000, 0, 0, toolUse("toolu_01", "calc", `{"expression":"1+1"}`))))
 	m := newTestModel(t, f, Options{})
-	p := DefaultPrices()["claude-sonnet-4-5"]
 	limits := budget.Defaults()
 	limits.MaxTokens = 0
 	limits.MaxCostUSD = 0.50
-	res := newLoop(t, m, limits, func(u model.Usage) float64 { return Cost(p, u) }).Run(t.Context(), "Add 1+1.")
+	res := newLoop(t, m, limits, costAt(3, 15, 0.3, 3.75)).Run(t.Context(), "Add 1+1.")
 	if res.Stop != agent.StopBudget {
 		t.Fatalf("stop = %s (%v), want budget", res.Stop, res.Err)
 	}

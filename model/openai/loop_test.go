@@ -196,9 +196,8 @@ func TestBudgetStop(t *testing.T) {
 		answer("", "tool_calls", [3]int64{10_000, 1_000, 0}, call{"call_1", "lookup", `{"order":"A-1"}`}),
 		answer("never", "stop", [3]int64{1, 1, 0}),
 	)
-	price := Price{InputPerMTok: 2.5, OutputPerMTok: 10}
 	limits := budget.Limits{MaxSteps: 10, MaxCostUSD: 0.01}
-	loop := testLoop(t, newTestModel(t, f.URL(), Options{}), limits, func(u model.Usage) float64 { return Cost(price, u) })
+	loop := testLoop(t, newTestModel(t, f.URL(), Options{}), limits, costAt(2.5, 10, 0, 0))
 	res := loop.Run(t.Context(), "look up A-1")
 	if res.Stop != agent.StopBudget || !errors.Is(res.Err, budget.ErrExceeded) {
 		t.Fatalf("stop %s err %v, want budget", res.Stop, res.Err)

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reinhq/rein/gate/network"
+	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/web"
 )
@@ -65,7 +65,7 @@ func run(t *testing.T, tl tool.Tool, u string) (string, error) {
 
 // allowing returns webfetch with the servers' host:ports on the allow-list.
 func allowing(servers ...*server) tool.Tool {
-	p := &network.Policy{}
+	p := &netguard.Policy{}
 	for _, s := range servers {
 		p.Allow = append(p.Allow, s.hostPort())
 	}
@@ -236,7 +236,7 @@ func TestFetchRedirects(t *testing.T) {
 	if want := "URL: " + s.URL + "/r/0\n\nend"; err != nil || got != want {
 		t.Errorf("5 redirects: %q, %v; want %q", got, err, want)
 	}
-	if _, err := run(t, tl, s.URL+"/r/6"); !errors.Is(err, network.ErrTooManyRedirects) {
+	if _, err := run(t, tl, s.URL+"/r/6"); !errors.Is(err, netguard.ErrTooManyRedirects) {
 		t.Errorf("6 redirects: err = %v, want ErrTooManyRedirects", err)
 	}
 }
@@ -250,7 +250,7 @@ func TestFetchRedirectToOtherPort(t *testing.T) {
 		http.Redirect(w, r, target.URL+"/admin", http.StatusMovedPermanently)
 	})
 	got, err := run(t, allowing(first), first.URL+"/")
-	if !errors.Is(err, network.ErrBlocked) || got != "" {
+	if !errors.Is(err, netguard.ErrBlocked) || got != "" {
 		t.Fatalf("got %q, %v; want ErrBlocked", got, err)
 	}
 	if !strings.Contains(err.Error(), "redirect to "+target.URL+"/admin") {
@@ -275,13 +275,13 @@ func (m mapResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Add
 func TestFetchRebind(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, serve("text/plain", "internal secret"))
-	p := &network.Policy{Resolver: mapResolver{"rebind.test": netip.MustParseAddr("127.0.0.1")}}
+	p := &netguard.Policy{Resolver: mapResolver{"rebind.test": netip.MustParseAddr("127.0.0.1")}}
 	u := "http://rebind.test:" + s.port() + "/"
-	if _, err := network.CheckURL(u, p); err != nil {
+	if _, err := netguard.CheckURL(u, p); err != nil {
 		t.Fatalf("CheckURL(%s) = %v; the name must pass the check before I/O", u, err)
 	}
 	got, err := run(t, web.Fetch(p), u)
-	if !errors.Is(err, network.ErrBlocked) || got != "" {
+	if !errors.Is(err, netguard.ErrBlocked) || got != "" {
 		t.Errorf("got %q, %v; want ErrBlocked", got, err)
 	}
 	if s.hits.Load() != 0 {
@@ -293,7 +293,7 @@ func TestFetchRefused(t *testing.T) {
 	t.Parallel()
 	tl := web.Fetch(nil)
 	for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://localhost/", "file:///etc/passwd", "http://0x7f.1/"} {
-		if _, err := run(t, tl, u); !errors.Is(err, network.ErrBlocked) {
+		if _, err := run(t, tl, u); !errors.Is(err, netguard.ErrBlocked) {
 			t.Errorf("%s: err = %v, want ErrBlocked", u, err)
 		}
 	}
@@ -302,7 +302,7 @@ func TestFetchRefused(t *testing.T) {
 func TestFetchTimeout(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-	p := &network.Policy{Allow: []string{s.hostPort()}, Timeout: 50 * time.Millisecond}
+	p := &netguard.Policy{Allow: []string{s.hostPort()}, Timeout: 50 * time.Millisecond}
 	if got, err := run(t, web.Fetch(p), s.URL+"/"); err == nil {
 		t.Errorf("got %q, want a timeout error", got)
 	}

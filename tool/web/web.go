@@ -1,5 +1,5 @@
 // Package web holds webfetch, the tool that reads a public web page and
-// returns its text. Every request goes through network.Policy's guarded
+// returns its text. Every request goes through netguard.Policy's guarded
 // client: the URL is checked before any I/O, every connection and redirect
 // hop is checked where it dials, and no proxy is used.
 //
@@ -28,7 +28,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 
-	"github.com/reinhq/rein/gate/network"
+	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -63,7 +63,7 @@ var schema = json.RawMessage(`{"type":"object","properties":{` +
 
 // Fetch returns the webfetch tool, which fetches through p.Client(). A nil
 // p allows no internal address and uses the defaults.
-func Fetch(p *network.Policy) tool.Tool {
+func Fetch(p *netguard.Policy) tool.Tool {
 	client := p.Client()
 	return tool.New(tool.Spec{
 		Name: Name,
@@ -80,9 +80,9 @@ func Fetch(p *network.Policy) tool.Tool {
 	})
 }
 
-func fetch(ctx context.Context, client *http.Client, p *network.Policy, raw string) (string, error) {
+func fetch(ctx context.Context, client *http.Client, p *netguard.Policy, raw string) (string, error) {
 	shown := clip(raw, 200)
-	u, err := network.CheckURL(raw, p)
+	u, err := netguard.CheckURL(raw, p)
 	if err != nil {
 		return "", refused(shown, err)
 	}
@@ -140,9 +140,9 @@ func failed(ctx context.Context, shown string, err error) error {
 	}
 	var ne net.Error
 	switch {
-	case errors.Is(err, network.ErrBlocked):
+	case errors.Is(err, netguard.ErrBlocked):
 		return refused(shown, err)
-	case errors.Is(err, network.ErrTooManyRedirects):
+	case errors.Is(err, netguard.ErrTooManyRedirects):
 		return fmt.Errorf("cannot fetch %s: %w. Fetch the final address directly, if you know it", shown, err)
 	case ctx.Err() != nil:
 		return fmt.Errorf("cannot fetch %s: %w", shown, ctx.Err())

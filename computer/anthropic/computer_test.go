@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/computer"
+	provider "github.com/reinhq/rein/model/anthropic"
 )
 
 func pngOf(t *testing.T, w, h int) []byte {
@@ -97,14 +98,14 @@ func TestComputerWire(t *testing.T) {
 					"usage":{"input_tokens":1500,"output_tokens":20},"content":[`+c.reply+`]}`)
 			}))
 			defer srv.Close()
-			m, err := New(Options{Model: "claude-test", BaseURL: srv.URL, APIKey: "k", MaxRetries: -1})
+			m, err := provider.New(provider.Options{Model: "claude-test", BaseURL: srv.URL, APIKey: "k", MaxRetries: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
 			req := &computer.Request{System: computer.System, Task: "Buy the mug.",
 				Screen:  computer.Screenshot{PNG: pngOf(t, c.screenW, c.screenH), Width: c.screenW, Height: c.screenH},
 				History: []computer.Turn{{Action: computer.Action{Kind: computer.Click, X: 1280, Y: 800}, Observation: computer.NoEffect}}}
-			resp, err := m.Computer().Decide(t.Context(), req)
+			resp, err := New(m).Decide(t.Context(), req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,11 +156,11 @@ func TestComputerRejectsOtherTools(t *testing.T) {
 			"content":[{"type":"tool_use","id":"t","name":"bash","input":{"command":"rm -rf /"}}]}`)
 	}))
 	defer srv.Close()
-	m, err := New(Options{Model: "claude-test", BaseURL: srv.URL, MaxRetries: -1})
+	m, err := provider.New(provider.Options{Model: "claude-test", BaseURL: srv.URL, MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.Computer().Decide(t.Context(), &computer.Request{Task: "x", Screen: computer.Screenshot{PNG: pngOf(t, 10, 10), Width: 10, Height: 10}})
+	_, err = New(m).Decide(t.Context(), &computer.Request{Task: "x", Screen: computer.Screenshot{PNG: pngOf(t, 10, 10), Width: 10, Height: 10}})
 	if err == nil {
 		t.Fatal("a call of a tool that was not offered was accepted")
 	}

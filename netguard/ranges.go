@@ -1,4 +1,4 @@
-package network
+package netguard
 
 import "net/netip"
 

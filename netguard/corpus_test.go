@@ -1,4 +1,4 @@
-package network
+package netguard
 
 import (
 	"bufio"
@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-const corpusDir = "../../testdata/corpus"
+const corpusDir = "../testdata/corpus"
 
 // readCorpus returns the URLs of a corpus file: one a line, blank lines and
 // lines starting with # ignored.

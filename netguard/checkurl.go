@@ -1,4 +1,4 @@
-package network
+package netguard
 
 import (
 	"net/netip"
@@ -53,6 +53,13 @@ func CheckURL(raw string, p *Policy) (*url.URL, error) {
 		out.Host += ":" + u.Port()
 	}
 	return &out, nil
+}
+
+// Check is CheckURL for a caller that needs only the answer (the network
+// gate): the same refusals, without building the canonical URL.
+func Check(raw string, p *Policy) error {
+	_, _, err := judge(raw, p)
+	return err
 }
 
 // judge is CheckURL without the canonical copy: the URL as parsed and its
@@ -144,10 +151,7 @@ func canonical(host string) (target, error) {
 		}
 		host = a
 	}
-	host = strings.ToLower(host)
-	if strings.HasSuffix(host, ".") {
-		host = host[:len(host)-1]
-	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	if host == "" || strings.HasSuffix(host, ".") {
 		return target{}, malformed("the host is empty or ends in more than one dot")
 	}

@@ -1,14 +1,14 @@
-package network_test
+package netguard_test
 
 import (
 	"errors"
 	"fmt"
 
-	"github.com/reinhq/rein/gate/network"
+	"github.com/reinhq/rein/netguard"
 )
 
 func ExampleCheckURL() {
-	p := &network.Policy{Allow: []string{"127.0.0.1:8080"}}
+	p := &netguard.Policy{Allow: []string{"127.0.0.1:8080"}}
 	for _, raw := range []string{
 		"https://example.com/docs",
 		"http://0x7f.1/",          // 127.0.0.1, hex and short
@@ -16,8 +16,8 @@ func ExampleCheckURL() {
 		"http://metadata.google.internal/",
 		"file:///etc/passwd",
 	} {
-		u, err := network.CheckURL(raw, p)
-		if errors.Is(err, network.ErrBlocked) {
+		u, err := netguard.CheckURL(raw, p)
+		if errors.Is(err, netguard.ErrBlocked) {
 			fmt.Println("refused:", err)
 			continue
 		}

@@ -1,4 +1,7 @@
-// Package network keeps web fetches away from internal addresses (SSRF).
+// Package netguard is the dial-time guarded network: it keeps fetches away
+// from internal addresses (SSRF). It sits below the gates and the tools: the
+// network gate (gate/network) judges URLs with it before a call runs, and
+// the web tools fetch through its client.
 //
 // It guards at two points. CheckURL judges a URL before any I/O: only http
 // and https, no credentials, and no host that is internal however it is
@@ -8,16 +11,15 @@
 // refused. Policy.Client returns an http.Client that checks again at dial
 // time: it resolves the host itself and refuses to connect when any address
 // is internal, so DNS rebinding and redirects cannot get in; every redirect
-// hop goes through both checks. The Gate runs CheckURL on every argument a
-// tool marks as a URL.
+// hop goes through both checks.
 //
 // An allow-list lets a user reach named internal hosts ("intranet.local",
 // "127.0.0.1:8080"); an entry opens that host (and port) and the addresses
 // it resolves to, for connections to that host only.
 //
-// It will not: resolve names in the gate (the dial check does that, once per
+// It will not: resolve names in CheckURL (the dial check does that, once per
 // connection), use a proxy from the environment, or judge what a page says.
-package network
+package netguard
 
 import (
 	"context"

@@ -1,3 +1,9 @@
+// Package anthropic is the computer-use model over Anthropic's computer-use
+// tool (the computer_20250124 beta): a computer.Model that sends the task,
+// the actions so far and the current screenshot through a
+// model/anthropic.Model, and maps the tool_use it answers with back to one
+// computer.Action. It sits above both the computer loop and the provider,
+// so that the provider imports only package model.
 package anthropic
 
 import (
@@ -9,15 +15,13 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"net/http"
 	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/reinhq/rein/computer"
 	"github.com/reinhq/rein/model"
-	"github.com/reinhq/rein/model/internal/wire"
+	provider "github.com/reinhq/rein/model/anthropic"
 )
 
 // The computer-use tool rein offers: Anthropic's computer_20250124 beta.
@@ -43,40 +47,30 @@ const (
 // in the last result. Only the current screenshot is sent; earlier ones
 // are described by the observations.
 type Computer struct {
-	m *Model
+	m *provider.Model
 }
 
 var _ computer.Model = (*Computer)(nil)
 
-// Computer returns the computer-use model over the same client and model name.
-func (m *Model) Computer() *Computer { return &Computer{m: m} }
+// New returns the computer-use model over m's client and model name.
+func New(m *provider.Model) *Computer { return &Computer{m: m} }
 
 // Decide asks the model for the next action.
 func (c *Computer) Decide(ctx context.Context, req *computer.Request) (*computer.Response, error) {
 	if req == nil {
-		return nil, fmt.Errorf("%w: no request", ErrBadRequest)
+		return nil, fmt.Errorf("%w: no request", provider.ErrBadRequest)
 	}
 	shot, w, h, err := scaleScreenshot(req.Screen)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
 	}
-	body, err := c.body(req, shot, w, h)
+	fields, err := fields(req, shot, w, h)
 	if err != nil {
 		return nil, err
 	}
-	tries := 0
-	var sniff wire.Sniffer // what the server sent, for the error
-	count := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		tries++
-		res, err := next(r)
-		return sniff.Wrap(res), err
-	})
-	head := anthropic.MessageNewParams{Model: anthropic.Model(c.m.name), MaxTokens: c.m.maxTokens}
-	msg, err := c.m.client.Messages.New(ctx, head, count,
-		option.WithHeader("anthropic-beta", ComputerBeta),
-		option.WithRequestBody("application/json", body))
+	msg, err := c.m.Beta(ctx, ComputerBeta, fields)
 	if err != nil {
-		return nil, c.m.callError(ctx, err, tries, &sniff)
+		return nil, err
 	}
 	return mapComputerResponse(msg, req.Screen.Width, req.Screen.Height, w, h)
 }
@@ -104,7 +98,9 @@ type cuMessage struct {
 	Content []cuBlock `json:"content"`
 }
 
-func (c *Computer) body(req *computer.Request, shot []byte, w, h int) ([]byte, error) {
+// fields are the request's fields but the model and max_tokens, which the
+// provider sets.
+func fields(req *computer.Request, shot []byte, w, h int) (map[string]any, error) {
 	img := cuBlock{Type: "image", Source: &cuImage{Type: "base64", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(shot)}}
 	msgs := []cuMessage{{Role: "user", Content: []cuBlock{{Type: "text", Text: req.Task}}}}
 	sx, sy := float64(w)/float64(max(1, req.Screen.Width)), float64(h)/float64(max(1, req.Screen.Height))
@@ -112,7 +108,7 @@ func (c *Computer) body(req *computer.Request, shot []byte, w, h int) ([]byte, e
 		id := fmt.Sprintf("toolu_rein_%d", i+1)
 		input, err := json.Marshal(toWire(t.Action, sx, sy))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+			return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
 		}
 		msgs = append(msgs, cuMessage{Role: "assistant", Content: []cuBlock{{Type: "tool_use", ID: id, Name: computerToolName, Input: input}}})
 		res := cuBlock{Type: "tool_result", ToolUseID: id, Content: []cuBlock{{Type: "text", Text: t.Observation}},
@@ -125,16 +121,14 @@ func (c *Computer) body(req *computer.Request, shot []byte, w, h int) ([]byte, e
 	} else {
 		last.Content[len(last.Content)-1].Content = append(last.Content[len(last.Content)-1].Content, img)
 	}
-	return json.Marshal(map[string]any{
-		"model":      c.m.name,
-		"max_tokens": c.m.maxTokens,
-		"system":     req.System,
-		"messages":   msgs,
+	return map[string]any{
+		"system":   req.System,
+		"messages": msgs,
 		"tools": []map[string]any{{
 			"type": ComputerToolType, "name": computerToolName,
 			"display_width_px": w, "display_height_px": h,
 		}},
-	})
+	}, nil
 }
 
 // The key names of the computer-use tool (xdotool's) and rein's.
@@ -188,9 +182,9 @@ func toWire(a computer.Action, sx, sy float64) wireAction {
 // mapComputerResponse turns the model's tool_use of the computer tool into
 // one action, its coordinates scaled from the w×h image it saw back to the
 // screen's sw×sh. No tool_use means the model is done.
-func mapComputerResponse(msg *anthropic.Message, sw, sh, w, h int) (*computer.Response, error) {
+func mapComputerResponse(msg *sdk.Message, sw, sh, w, h int) (*computer.Response, error) {
 	if msg == nil {
-		return nil, fmt.Errorf("%w: no message", ErrBadResponse)
+		return nil, fmt.Errorf("%w: no message", provider.ErrBadResponse)
 	}
 	resp := &computer.Response{Usage: model.Usage{
 		Input: max(0, msg.Usage.InputTokens), Output: max(0, msg.Usage.OutputTokens),
@@ -203,11 +197,11 @@ func mapComputerResponse(msg *anthropic.Message, sw, sh, w, h int) (*computer.Re
 			text.WriteString(b.Text)
 		case "tool_use":
 			if b.Name != computerToolName {
-				return nil, fmt.Errorf("%w: the model called tool %q; only %q is offered", ErrBadResponse, b.Name, computerToolName)
+				return nil, fmt.Errorf("%w: the model called tool %q; only %q is offered", provider.ErrBadResponse, b.Name, computerToolName)
 			}
 			var wa wireAction
 			if err := json.Unmarshal(b.Input, &wa); err != nil {
-				return nil, fmt.Errorf("%w: computer tool input: %v", ErrBadResponse, err)
+				return nil, fmt.Errorf("%w: computer tool input: %v", provider.ErrBadResponse, err)
 			}
 			a, err := fromWire(wa, sw, sh, w, h)
 			if err != nil {
@@ -224,7 +218,7 @@ func mapComputerResponse(msg *anthropic.Message, sw, sh, w, h int) (*computer.Re
 func fromWire(wa wireAction, sw, sh, w, h int) (computer.Action, error) {
 	point := func() (int, int, error) {
 		if len(wa.Coordinate) != 2 {
-			return 0, 0, fmt.Errorf("%w: %s needs a coordinate [x, y]", ErrBadResponse, wa.Action)
+			return 0, 0, fmt.Errorf("%w: %s needs a coordinate [x, y]", provider.ErrBadResponse, wa.Action)
 		}
 		return wa.Coordinate[0] * sw / max(1, w), wa.Coordinate[1] * sh / max(1, h), nil
 	}
@@ -247,7 +241,7 @@ func fromWire(wa wireAction, sw, sh, w, h int) (computer.Action, error) {
 			dy = -dy
 		case "down":
 		default:
-			return computer.Action{}, fmt.Errorf("%w: scroll %q: rein scrolls up or down only", ErrBadResponse, wa.ScrollDirection)
+			return computer.Action{}, fmt.Errorf("%w: scroll %q: rein scrolls up or down only", provider.ErrBadResponse, wa.ScrollDirection)
 		}
 		return computer.Action{Kind: computer.Scroll, DY: dy}, nil
 	case "wait", "screenshot", "mouse_move", "cursor_position":
