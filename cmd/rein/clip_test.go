@@ -49,7 +49,7 @@ func TestHugeAnswerClippedInLog(t *testing.T) {
 	for _, mode := range []string{"text", "json"} {
 		t.Run(mode, func(t *testing.T) {
 			auditDir := filepath.Join(dir, "audit-"+mode)
-			args := []string{"run", "--model", "scripted:" + scriptPath, "--workdir", dir, "--audit-dir", auditDir}
+			args := []string{"run", "--model", "scripted:" + scriptPath, "--workdir", workIn(t, dir), "--audit-dir", auditDir}
 			if mode == "json" {
 				args = append(args, "--json")
 			}

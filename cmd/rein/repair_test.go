@@ -95,7 +95,7 @@ func TestAuditRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr = runRein(t, "", "audit", "repair", log)
-	if code != exitError || !strings.Contains(stderr, "line 2: prev is not") || !strings.Contains(stderr, "rein audit verify") {
+	if code != exitError || !strings.Contains(stderr, ": prev is not the SHA-256 of line 1") || !strings.Contains(stderr, "rein audit verify") {
 		t.Fatalf("repair of an edited log: exit %d: %s", code, stderr)
 	}
 }

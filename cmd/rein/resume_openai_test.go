@@ -26,7 +26,7 @@ func TestResumeAfterARerunWithOpenAI(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1/")
 	auditDir := filepath.Join(dir, "audit")
-	if code, _, stderr := runRein(t, "", "run", "--model", "openai:gpt-4o-mini", "--tools", "calc", "--workdir", dir,
+	if code, _, stderr := runRein(t, "", "run", "--model", "openai:gpt-4o-mini", "--tools", "calc", "--workdir", workIn(t, dir),
 		"--audit-dir", auditDir, "What is 2+3?"); code != 0 {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
