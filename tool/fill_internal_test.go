@@ -18,6 +18,7 @@ func TestNewFiller(t *testing.T) {
 		A      string `json:"a"`
 		B      bool   `json:"b,omitempty"`
 		N      int    `json:"n,omitzero"`
+		//lint:ignore U1000 an unexported field the filler must leave alone
 		hidden int
 		Skip   string `json:"-"`
 	}
