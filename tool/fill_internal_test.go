@@ -15,9 +15,10 @@ func TestNewFiller(t *testing.T) {
 	t.Parallel()
 	const closed = `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"boolean"},"n":{"type":"integer"}},"additionalProperties":false}`
 	type plain struct {
-		A      string `json:"a"`
-		B      bool   `json:"b,omitempty"`
-		N      int    `json:"n,omitzero"`
+		A string `json:"a"`
+		B bool   `json:"b,omitempty"`
+		N int    `json:"n,omitzero"`
+		//lint:ignore U1000 an unexported field the filler must leave alone
 		hidden int
 		Skip   string `json:"-"`
 	}

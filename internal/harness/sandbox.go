@@ -72,8 +72,8 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 		}
 		return d, d.Name(), d, nil
 	case SandboxAuto, "":
-		lerr := errors.New("not tried")
-		if _, lerr = sandbox.LandlockStatus(); lerr == nil {
+		_, lerr := sandbox.LandlockStatus()
+		if lerr == nil {
 			l := &sandbox.Landlock{WorkDir: workdir, Memory: mem}
 			return l, SandboxLandlock, l, nil
 		}
