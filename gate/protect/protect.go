@@ -77,6 +77,12 @@ func Builtin() []Rule {
 		{".exrc", "vi and vim may run it when started in this directory"},
 		{".nvimrc", "neovim may run it when started in this directory"},
 		{".nvim.lua", "neovim may run it when started in this directory"},
+		{".vimrc", "vim may run it when started in this directory (exrc)"},
+		{".gvimrc", "gvim may run it when started in this directory (exrc)"},
+		{".pdbrc", "python's debugger runs it when started in this directory"},
+		{"mise.toml", "mise runs its tasks and hooks when the user enters the directory"},
+		{".mise.toml", "mise runs its tasks and hooks when the user enters the directory"},
+		{".tool-versions", "asdf and mise install and run the versions it names"},
 		// Agents and MCP clients: their settings, hooks and servers.
 		{".mcp.json", "MCP clients start the servers it names"},
 		{".cursor/", "the editor's agent reads its rules, hooks and MCP servers"},
