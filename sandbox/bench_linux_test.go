@@ -3,6 +3,7 @@
 package sandbox_test
 
 import (
+	"os"
 	"os/exec"
 	"testing"
 
@@ -25,6 +26,9 @@ func BenchmarkExec(b *testing.B) {
 	})
 	b.Run("backend=local", func(b *testing.B) {
 		benchExec(b, &sandbox.Local{}, b.TempDir())
+	})
+	b.Run("backend=local-reaper", func(b *testing.B) {
+		benchExec(b, &sandbox.Local{Helper: os.Args[0]}, b.TempDir())
 	})
 	b.Run("backend=landlock", func(b *testing.B) {
 		l, work := newLandlock(b, &sandbox.Landlock{})

@@ -46,6 +46,9 @@ func HelperMain(args []string) int {
 	if len(args) > 0 && args[0] == zygoteArg {
 		return zygoteMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == reaperArg {
+		return reaperMain(args[1:])
+	}
 	runtime.LockOSThread() // never unlocked: the restrictions are this thread's
 	cfg, err := parseHelperArgs(args)
 	if err != nil {

@@ -21,12 +21,25 @@ import (
 // that leaves the group (setsid, setpgid) escapes Local; Exec then stops
 // reading its output after a short drain and returns.
 //
-// On Linux the shell gets SIGKILL when rein dies (Pdeathsig), so a crash
-// does not leave the direct child running; its own children are beyond that
-// reach. Local runs on Linux only; elsewhere Exec returns ErrUnsupported.
+// With Helper set, nothing a command starts outlives it, not even what
+// left the group, and nothing outlives rein, however rein dies: each
+// command runs under a small reaper, the Helper binary re-executed, which
+// is a child subreaper (every orphan of the command is re-parented to it),
+// and kills every descendant it finds under /proc when the shell exits,
+// when the command times out or is aborted, and when rein dies (its
+// parent-death signal, and a pipe from rein that reads EOF). Without
+// Helper the shell gets SIGKILL when rein dies (Pdeathsig), so a crash
+// does not leave the direct child running, but its own children are
+// beyond that reach. Local runs on Linux only; elsewhere Exec returns
+// ErrUnsupported.
 //
 // The zero Local is ready to use.
 type Local struct {
+	// Helper is the path of a binary whose main calls HelperMain when
+	// IsHelper() (rein's does; os.Executable() for rein itself). Set, it
+	// runs each command as its reaper (about one Go process start more per
+	// command); empty, the shell runs directly under rein.
+	Helper string
 	// Shell runs the script as `Shell -c Script`. Empty means /bin/bash,
 	// or /bin/sh where there is no bash.
 	Shell string

@@ -21,7 +21,10 @@ import (
 const sessionEnv = "REIN_TEST_SESSION"
 
 func session(work string) int {
-	l := &sandbox.Landlock{WorkDir: work}
+	var l sandbox.Executor = &sandbox.Landlock{WorkDir: work}
+	if os.Getenv("REIN_TEST_BACKEND") == "local" {
+		l = &sandbox.Local{Helper: os.Args[0]}
+	}
 	res, err := l.Exec(context.Background(), sandbox.Cmd{Script: os.Getenv("REIN_TEST_SCRIPT"), Dir: work, Timeout: time.Hour})
 	fmt.Fprintln(os.Stderr, res, err)
 	return 1
@@ -33,20 +36,28 @@ func session(work string) int {
 // background) and writes into the work dir after 3 s; rein is killed
 // first, and 4 s later nothing was written.
 func TestBackgroundDiesWithRein(t *testing.T) {
-	needLandlock(t)
+	t.Run("landlock", func(t *testing.T) {
+		needLandlock(t)
+		backgroundDiesWithRein(t, "landlock")
+	})
+	t.Run("local", func(t *testing.T) { backgroundDiesWithRein(t, "local") })
+}
+
+func backgroundDiesWithRein(t *testing.T, backend string) {
 	if testing.Short() {
 		t.Skip("waits 4 s")
 	}
 	const script = `setsid sh -c 'sleep 3; echo x > setsid.out' &
 ( sleep 3; echo x > subshell.out ) &
 nohup sh -c 'sleep 3; echo x > nohup.out' >/dev/null 2>&1 &
+sh -c '(sh -c "sleep 3; echo x > daemon.out" &) &' 
 echo ready > ready.tmp; mv ready.tmp ready
 sleep 1000`
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			work := t.TempDir()
 			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), sessionEnv+"="+work, "REIN_TEST_SCRIPT="+script)
+			cmd.Env = append(os.Environ(), sessionEnv+"="+work, "REIN_TEST_SCRIPT="+script, "REIN_TEST_BACKEND="+backend)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -64,11 +75,30 @@ sleep 1000`
 			}
 			_ = cmd.Wait()
 			time.Sleep(4 * time.Second)
-			for _, f := range []string{"setsid.out", "subshell.out", "nohup.out"} {
+			for _, f := range []string{"setsid.out", "subshell.out", "nohup.out", "daemon.out"} {
 				if _, err := os.Stat(filepath.Join(work, f)); err == nil {
 					t.Errorf("%s was written after rein died of %v: a process of the command outlived it", f, sig)
 				}
 			}
 		})
+	}
+}
+
+// With the reaper, what a command leaves behind dies when its shell exits,
+// also what left the group; a command that waits for its own background
+// child still gets its work done.
+func TestLocalReaperKillsLeftovers(t *testing.T) {
+	work := t.TempDir()
+	l := &sandbox.Local{Helper: os.Args[0]}
+	res, err := l.Exec(t.Context(), sandbox.Cmd{Script: `(sleep 0.2; echo ok > waited.out) & wait; setsid sh -c 'sleep 2; echo x > setsid.out' & echo done`, Dir: work})
+	if err != nil || res.ExitCode != 0 || res.Stdout != "done\n" {
+		t.Fatalf("Exec = %+v, %v", res, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(work, "waited.out")); err != nil || string(b) != "ok\n" {
+		t.Errorf("the waited-for child did not finish: %q, %v", b, err)
+	}
+	time.Sleep(3 * time.Second)
+	if _, err := os.Stat(filepath.Join(work, "setsid.out")); err == nil {
+		t.Error("a setsid'd leftover outlived its command")
 	}
 }

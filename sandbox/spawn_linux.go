@@ -42,6 +42,13 @@ type spawnSpec struct {
 	// afterKill, when set, runs right after the group got SIGKILL, to kill
 	// what left the group (Landlock's cgroup).
 	afterKill func()
+	// beforeKill, when set, runs right before the group gets SIGKILL, with
+	// the program's pid and a channel closed once it has exited: Local's
+	// reaper is asked to kill what the command started, which a SIGKILL of
+	// the reaper would leave running.
+	beforeKill func(pid int, exited <-chan struct{})
+	// pdeathsig is the program's parent-death signal; 0 means SIGKILL.
+	pdeathsig syscall.Signal
 }
 
 // statusMax bounds what run keeps of the status pipe.
@@ -70,7 +77,7 @@ func run(ctx context.Context, c Cmd, s *spawnSpec) (Result, []byte, error) {
 		return Result{}, nil, err
 	}
 	defer p.close()
-	res, err := p.supervise(ctx, c.Timeout, s.grace, s.afterKill)
+	res, err := p.supervise(ctx, c.Timeout, s)
 	return res, p.statusBytes(), err
 }
 
@@ -167,6 +174,9 @@ func start(c Cmd, s *spawnSpec) (*proc, error) {
 	attr := s.attr
 	attr.Setpgid = !attr.Setsid // setsid makes the new group too; setpgid would then fail
 	attr.Pdeathsig = syscall.SIGKILL
+	if s.pdeathsig != 0 {
+		attr.Pdeathsig = s.pdeathsig
+	}
 	p.cmd = &exec.Cmd{
 		Path:        s.argv[0],
 		Args:        s.argv,
@@ -236,7 +246,8 @@ func waitExited(pid int) {
 
 // supervise waits for the command to end, kills its group, reaps the
 // program and collects the output.
-func (p *proc) supervise(ctx context.Context, timeout, grace time.Duration, afterKill func()) (Result, error) {
+func (p *proc) supervise(ctx context.Context, timeout time.Duration, s *spawnSpec) (Result, error) {
+	grace := s.grace
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var timedOut, abort bool
@@ -258,9 +269,12 @@ func (p *proc) supervise(ctx context.Context, timeout, grace time.Duration, afte
 			g.Stop()
 		}
 	}
+	if s.beforeKill != nil {
+		s.beforeKill(p.pgid, p.exited)
+	}
 	p.signal(syscall.SIGKILL)
-	if afterKill != nil {
-		afterKill()
+	if s.afterKill != nil {
+		s.afterKill()
 	}
 	<-p.exited
 	waitErr := p.cmd.Wait() // reaps the program; its output is on our pipes
