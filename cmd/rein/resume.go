@@ -104,7 +104,7 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 		Resume:           &harness.Resumed{Log: log, State: p.State, Boundary: wrap.Boundary},
 		Redact:           secret.NewRedactor(os.Environ()).Redact,
 		System:           p.Start.System, // the session's own, as it was sent
-		Sandbox:          harness.Sandbox{Backend: rc.Sandbox.Backend, Image: rc.Sandbox.Image, Runtime: rc.Sandbox.Runtime},
+		Sandbox:          harness.Sandbox{Backend: rc.Sandbox.Backend, Image: rc.Sandbox.Image, Runtime: rc.Sandbox.Runtime, Memory: rc.Sandbox.Memory, Helper: reinBinary()},
 		Announce:         announce(e),
 		MaxContextTokens: c.MaxContext,
 		Drift:            true, // as rein run

@@ -173,7 +173,7 @@ func (c *agentFlags) prepare(e env) (*prepared, error) {
 		Limits: cfg.Limits.Budget(), AuditDir: dir, Durability: durability,
 		Meta: settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
 			PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: charged},
-		Sandbox:          harness.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime, Memory: cfg.Sandbox.Memory},
+		Sandbox:          harness.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime, Memory: cfg.Sandbox.Memory, Helper: reinBinary()},
 		Announce:         announce(e),
 		Redact:           secret.NewRedactor(os.Environ()).Redact,
 		System:           system,

@@ -48,7 +48,7 @@ func (c *sandboxExecCmd) Run(ctx context.Context, e env) error {
 	if len(args) == 0 {
 		return usagef("no command: write it after --, e.g. rein sandbox exec -- ls -la")
 	}
-	ex, name, closer, err := harness.OpenExecutor(ctx, harness.Sandbox{Backend: c.Backend, Image: c.Image, Runtime: c.Runtime, Memory: c.Memory},
+	ex, name, closer, err := harness.OpenExecutor(ctx, harness.Sandbox{Backend: c.Backend, Image: c.Image, Runtime: c.Runtime, Memory: c.Memory, Helper: reinBinary()},
 		workdir, sessionid.NewID(time.Now()))
 	if err != nil {
 		return usageError{err}
@@ -128,4 +128,15 @@ func (c *sandboxGcCmd) Run(ctx context.Context, e env) error {
 		fmt.Fprintln(e.stdout, "nothing to remove")
 	}
 	return nil
+}
+
+// reinBinary is this program, whose main hands a helper invocation to
+// sandbox.HelperMain: the local executor's reaper. "" (no reaper) when the
+// running binary cannot be found.
+func reinBinary() string {
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return p
 }

@@ -25,6 +25,11 @@ type Sandbox struct {
 	Image   string // the container image, for docker
 	Runtime string // "docker" (default) or "podman"
 	Memory  string // each command's memory limit ("2GiB", "none"); "" the default
+	// Helper is the rein binary, whose main calls sandbox.HelperMain, for
+	// --sandbox none: each command then runs under a reaper that kills
+	// everything it started when it ends or rein dies. Empty: no reaper
+	// (a process group kill only).
+	Helper string
 }
 
 // unavailable is the executor of a session that has no sandbox and did not
@@ -55,7 +60,7 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 	}
 	switch s.Backend {
 	case SandboxNone:
-		return &sandbox.Local{}, SandboxNone, nopCloser{}, nil
+		return &sandbox.Local{Helper: s.Helper}, SandboxNone, nopCloser{}, nil
 	case SandboxLandlock:
 		if _, err := sandbox.LandlockStatus(); err != nil {
 			return nil, "", nil, fmt.Errorf("--sandbox landlock: %w", err)
