@@ -46,9 +46,11 @@ type helperConfig struct {
 	// or an empty read-only tmpfs mounted over each. maskSrc is the empty
 	// file bind-mounted over files.
 	maskFiles, maskDirs []string
-	maskSrc             string
-	nproc               int64 // RLIMIT_NPROC, 0: unchanged
-	fsize               int64 // RLIMIT_FSIZE, 0: unchanged
+	// ro are protected paths bind-mounted read-only over themselves.
+	ro      []string
+	maskSrc string
+	nproc   int64 // RLIMIT_NPROC, 0: unchanged
+	fsize   int64 // RLIMIT_FSIZE, 0: unchanged
 	// keepFDs stay open across the exec (the zygote's control socket and
 	// ruleset); every other descriptor above stderr is closed.
 	keepFDs []int
@@ -102,7 +104,7 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	for _, m := range []struct {
 		name string
 		to   *[]string
-	}{{"mask-file", &cfg.maskFiles}, {"mask-dir", &cfg.maskDirs}} {
+	}{{"mask-file", &cfg.maskFiles}, {"mask-dir", &cfg.maskDirs}, {"ro", &cfg.ro}} {
 		fs.Func(m.name, "hide a path", func(p string) error {
 			if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 				return fmt.Errorf("-%s %q is not absolute and clean", m.name, p)
@@ -194,6 +196,9 @@ func helperArgs(cfg helperConfig) []string {
 	}
 	for _, p := range cfg.maskDirs {
 		a = append(a, "-mask-dir", p)
+	}
+	for _, p := range cfg.ro {
+		a = append(a, "-ro", p)
 	}
 	if cfg.cgroup != "" {
 		a = append(a, "-cgroup", cfg.cgroup)

@@ -318,7 +318,7 @@ func trimNL(b []byte) []byte {
 // an empty read-only file is bind-mounted over each file and an empty
 // read-only tmpfs over each directory. A path that has gone is skipped.
 func mask(cfg helperConfig) error {
-	if len(cfg.maskFiles) == 0 && len(cfg.maskDirs) == 0 {
+	if len(cfg.maskFiles) == 0 && len(cfg.maskDirs) == 0 && len(cfg.ro) == 0 {
 		return nil
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
@@ -339,6 +339,21 @@ func mask(cfg helperConfig) error {
 		err := unix.Mount("rein-mask", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555")
 		if err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("masking %s: %w", p, err)
+		}
+	}
+	// Protected paths: bound over themselves, then made read-only, so a
+	// command (a script the analyzer never saw) cannot plant a hook or a
+	// config key that runs later outside the sandbox. A rename onto one
+	// fails too (EBUSY): git's config.lock cannot replace .git/config.
+	for _, p := range cfg.ro {
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			return fmt.Errorf("protecting %s: %w", p, err)
+		}
+		if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+			return fmt.Errorf("protecting %s read-only: %w", p, err)
 		}
 	}
 	return nil

@@ -147,6 +147,7 @@ func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (re
 		argv:      []string{shellOr(l.Shell), "-c", c.Script},
 		maskFiles: st.masks.files,
 		maskDirs:  st.masks.dirs,
+		ro:        st.masks.ro,
 		maskSrc:   st.maskSrc,
 	}
 	spec := &spawnSpec{

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/reinhq/rein/gate/protect"
 	"github.com/reinhq/rein/secret"
 )
 
@@ -15,12 +16,20 @@ import (
 // a work dir bigger than that is masked only in the part walked first.
 const maskWalkMax = 50000
 
-// masks are the credential files and directories hidden from commands.
+// masks are the credential files and directories hidden from commands,
+// and the protected paths (code that runs later: git config and hooks, rc
+// files, editor tasks; gate/protect) that commands may read but not write.
 type masks struct {
 	files, dirs []string
+	ro          []string
 }
 
-func (m masks) empty() bool { return len(m.files) == 0 && len(m.dirs) == 0 }
+func (m masks) empty() bool { return len(m.files) == 0 && len(m.dirs) == 0 && len(m.ro) == 0 }
+
+// gitCode are the parts of a repository whose content makes git run code
+// or load settings later; the rest of .git (objects, refs, the index) is
+// git's own work and stays writable, so commits still work.
+var gitCode = []string{"config", "hooks", "info", "modules", "commondir", "config.worktree"}
 
 // findMasks lists what to hide from commands: every file and directory in
 // work whose name says it holds credentials (secret.CredentialFile: .env*,
@@ -29,6 +38,7 @@ func (m masks) empty() bool { return len(m.files) == 0 && len(m.dirs) == 0 }
 // under home that exist. .git is not walked.
 func findMasks(work, home string) masks {
 	var m masks
+	protected := protect.Default()
 	add := func(p string, dir bool) {
 		if dir {
 			m.dirs = append(m.dirs, p)
@@ -46,7 +56,22 @@ func findMasks(work, home string) masks {
 		}
 		rel, _ := filepath.Rel(work, p)
 		if d.IsDir() && d.Name() == ".git" {
+			for _, g := range gitCode {
+				if _, err := os.Lstat(filepath.Join(p, g)); err == nil {
+					m.ro = append(m.ro, filepath.Join(p, g))
+				}
+			}
 			return filepath.SkipDir
+		}
+		if d.Type()&fs.ModeSymlink == 0 {
+			if _, ok := protected.Match(rel); ok {
+				// Read-only as a whole: what is below needs no look.
+				m.ro = append(m.ro, p)
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
 		}
 		switch {
 		case d.Type()&fs.ModeSymlink != 0:

@@ -125,6 +125,7 @@ func (st *landlockState) startZygote(ctx context.Context, l *Landlock) (*zygote,
 		argv:      []string{st.helper, HelperArg, zygoteArg, "-control-fd", "5", "-ruleset-fd", "6", "-netns", st.netns},
 		maskFiles: st.masks.files,
 		maskDirs:  st.masks.dirs,
+		ro:        st.masks.ro,
 		maskSrc:   st.maskSrc,
 	}
 	files := []*os.File{statusW, st.zygoteRuleset, theirs, st.ruleset}

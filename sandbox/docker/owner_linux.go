@@ -23,15 +23,15 @@ func currentOwner() owner {
 // alive reports whether the process that labels name still runs: same
 // boot, pid present, same start time. Labels from another machine, or too
 // few to judge, count as alive: GC removes only what it knows is orphaned.
-func (self owner) alive(l map[string]string) bool {
-	if l[LabelHost] != self.host || self.boot == "" {
+func (o owner) alive(l map[string]string) bool {
+	if l[LabelHost] != o.host || o.boot == "" {
 		return true
 	}
 	pid, err := strconv.Atoi(l[LabelPID])
 	if err != nil || pid <= 0 || l[LabelBoot] == "" || l[LabelStart] == "" {
 		return true
 	}
-	if l[LabelBoot] != self.boot {
+	if l[LabelBoot] != o.boot {
 		return false // the machine rebooted since
 	}
 	st, err := procStart(pid)
