@@ -21,10 +21,10 @@ import (
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate/permission"
-	"github.com/reinhq/rein/gate/protect"
-	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/price"
+	"github.com/reinhq/rein/protect"
+	"github.com/reinhq/rein/sandbox"
 )
 
 // Config is rein's effective configuration.

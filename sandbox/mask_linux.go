@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/reinhq/rein/gate/protect"
+	"github.com/reinhq/rein/protect"
 	"github.com/reinhq/rein/secret"
 )
 
@@ -18,7 +18,7 @@ const maskWalkMax = 50000
 
 // masks are the credential files and directories hidden from commands,
 // and the protected paths (code that runs later: git config and hooks, rc
-// files, editor tasks; gate/protect) that commands may read but not write.
+// files, editor tasks; package protect) that commands may read but not write.
 type masks struct {
 	files, dirs []string
 	ro          []string

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/reinhq/rein/gate/protect"
+	"github.com/reinhq/rein/protect"
 )
 
 // maxGitFile is how much of a ".git" file (a "gitdir: <path>" pointer, as

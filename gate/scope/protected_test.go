@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/gate"
-	"github.com/reinhq/rein/gate/protect"
 	"github.com/reinhq/rein/gate/scope"
+	"github.com/reinhq/rein/protect"
 	"github.com/reinhq/rein/tool"
 )
 

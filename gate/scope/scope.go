@@ -40,7 +40,7 @@ import (
 	"syscall"
 
 	"github.com/reinhq/rein/gate"
-	"github.com/reinhq/rein/gate/protect"
+	"github.com/reinhq/rein/protect"
 	"github.com/reinhq/rein/tool"
 )
 

@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/reinhq/rein/gate/protect"
+	"github.com/reinhq/rein/protect"
 )
 
 // unknownHome stands for a home directory that is not known (~ when

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reinhq/rein/gate/protect"
+	"github.com/reinhq/rein/protect"
 )
 
 // TestProtectedPaths: every kind of shell write the analyzer sees, into

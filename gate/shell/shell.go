@@ -9,7 +9,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/reinhq/rein/gate"
-	"github.com/reinhq/rein/gate/protect"
+	"github.com/reinhq/rein/protect"
 )
 
 // Limits on what is judged. Beyond them a command line is refused.

@@ -12,8 +12,8 @@ import (
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/permission"
-	"github.com/reinhq/rein/gate/protect"
 	"github.com/reinhq/rein/internal/harness"
+	"github.com/reinhq/rein/protect"
 )
 
 // A write to a protected path asks in every mode that runs writes at all:

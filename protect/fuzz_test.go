@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reinhq/rein/gate/protect"
+	"github.com/reinhq/rein/protect"
 )
 
 // FuzzMatch checks the properties the gates rely on: Match never panics;

@@ -3,7 +3,7 @@ package protect_test
 import (
 	"fmt"
 
-	"github.com/reinhq/rein/gate/protect"
+	"github.com/reinhq/rein/protect"
 )
 
 func ExampleList_Match() {

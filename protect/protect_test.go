@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reinhq/rein/gate/protect"
+	"github.com/reinhq/rein/protect"
 )
 
 func TestMatch(t *testing.T) {
