@@ -151,7 +151,7 @@ func (r *run) step() *errStop {
 	overErr := r.meter.Charge(resp.Usage, cost)
 	calls := resp.Calls()
 	usage := resp.Usage
-	if s := r.record(clipText(audit.Record{
+	if s := r.record(audit.ClipText(audit.Record{
 		Type: audit.ModelCall, Step: step, Usage: &usage, Tokens: r.meter.Used().Tokens,
 		Calls: callNames(calls), ModelStop: resp.StopReason, DurationMS: ms(took),
 	}, r.l.cfg.ClipResults, resp.Text())); s != nil {
@@ -425,7 +425,7 @@ func (r *run) finish(stop *errStop) Result {
 	if stop.reason == StopDone {
 		r.res.Answer = r.answer
 	}
-	rec := clipText(audit.Record{Type: audit.Stop, Stop: string(stop.reason),
+	rec := audit.ClipText(audit.Record{Type: audit.Stop, Stop: string(stop.reason),
 		Steps: used.Steps, ToolCalls: used.ToolCalls, Tokens: used.Tokens}, r.l.cfg.ClipResults, r.res.Answer)
 	if stop.err != nil {
 		rec.Error = stop.err.Error()
@@ -435,23 +435,6 @@ func (r *run) finish(stop *errStop) Result {
 		r.res.Stop, r.res.Err = StopError, fmt.Errorf("record the stop: %w", s.err)
 	}
 	return r.res
-}
-
-// clipText puts the model's text into a model_call record (as Text) or the
-// answer into a stop record (as Answer), clipped to limit bytes like a tool
-// result, with the full size and SHA-256 so the original can be proven.
-func clipText(rec audit.Record, limit int, text string) audit.Record {
-	if text == "" {
-		return rec
-	}
-	clipped, size, sum, cut := audit.Clip(text, limit)
-	if rec.Type == audit.Stop {
-		rec.Answer = clipped
-	} else {
-		rec.Text = clipped
-	}
-	rec.Bytes, rec.SHA256, rec.Truncated = size, sum, cut
-	return rec
 }
 
 func callNames(calls []*model.ToolCall) []string {

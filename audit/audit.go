@@ -303,6 +303,24 @@ func DefaultDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "rein", "audit"), nil
 }
 
+// ClipText returns rec with the model's text (a model_call record's Text)
+// or the answer (a stop record's Answer) clipped to max bytes like a tool
+// result, with the full size and SHA-256 so the original can be proven.
+// Empty text leaves rec as it is.
+func ClipText(rec Record, max int, text string) Record {
+	if text == "" {
+		return rec
+	}
+	clipped, size, sum, cut := Clip(text, max)
+	if rec.Type == Stop {
+		rec.Answer = clipped
+	} else {
+		rec.Text = clipped
+	}
+	rec.Bytes, rec.SHA256, rec.Truncated = size, sum, cut
+	return rec
+}
+
 // Clip shortens s to at most max bytes (on a rune boundary) for a record,
 // and returns the full size and SHA-256 so the original can be proven.
 func Clip(s string, max int) (clipped string, size int, sum string, truncated bool) {

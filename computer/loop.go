@@ -254,8 +254,8 @@ func (r *run) step(task string) *stop {
 	over := r.meter.Charge(resp.Usage, cost)
 	a := resp.Action
 	usage := resp.Usage
-	if s := r.record(clipText(audit.Record{Type: audit.ModelCall, Step: step, Usage: &usage, Tokens: r.meter.Used().Tokens,
-		Calls: []string{string(a.Kind)}, DurationMS: ms(took)}, resp.Reason)); s != nil {
+	if s := r.record(audit.ClipText(audit.Record{Type: audit.ModelCall, Step: step, Usage: &usage, Tokens: r.meter.Used().Tokens,
+		Calls: []string{string(a.Kind)}, DurationMS: ms(took)}, clipRecord, resp.Reason)); s != nil {
 		return s
 	}
 	if over != nil {
@@ -429,8 +429,8 @@ func (r *run) finish(s *stop) Result {
 	r.res.Stop, r.res.Err = s.reason, s.err
 	r.res.Steps = used.Steps
 	r.res.Usage, r.res.Tokens, r.res.CostUSD = used.Usage, used.Tokens, used.CostUSD
-	rec := clipText(audit.Record{Type: audit.Stop, Stop: string(s.reason),
-		Steps: used.Steps, ToolCalls: used.ToolCalls, Tokens: used.Tokens}, r.res.Summary)
+	rec := audit.ClipText(audit.Record{Type: audit.Stop, Stop: string(s.reason),
+		Steps: used.Steps, ToolCalls: used.ToolCalls, Tokens: used.Tokens}, clipRecord, r.res.Summary)
 	if s.err != nil {
 		rec.Error = s.err.Error()
 	}
@@ -443,22 +443,5 @@ func (r *run) finish(s *stop) Result {
 // clipRecord is how many bytes of a result, of the model's reason or of the
 // done() summary an audit record keeps.
 const clipRecord = 4096
-
-// clipText puts the model's reason into a model_call record (as Text) or the
-// summary into a stop record (as Answer), clipped like a result, with the
-// full size and SHA-256 so the original can be proven.
-func clipText(rec audit.Record, text string) audit.Record {
-	if text == "" {
-		return rec
-	}
-	clipped, size, sum, cut := audit.Clip(text, clipRecord)
-	if rec.Type == audit.Stop {
-		rec.Answer = clipped
-	} else {
-		rec.Text = clipped
-	}
-	rec.Bytes, rec.SHA256, rec.Truncated = size, sum, cut
-	return rec
-}
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
