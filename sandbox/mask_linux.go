@@ -63,7 +63,9 @@ func findMasks(work, home string) masks {
 			}
 			return filepath.SkipDir
 		}
-		if d.Type()&fs.ModeSymlink == 0 {
+		// A file both protected and a credential (.npmrc) is masked: an
+		// empty read-only file is both unreadable and unwritable.
+		if d.Type()&fs.ModeSymlink == 0 && !(d.Type().IsRegular() && secret.CredentialFile(rel)) {
 			if _, ok := protected.Match(rel); ok {
 				// Read-only as a whole: what is below needs no look.
 				m.ro = append(m.ro, p)

@@ -119,8 +119,11 @@ type Executor struct {
 	grace     time.Duration
 	opts      Options // as checked by Start, to start the container again
 	src       string  // the work dir's real path, bind-mounted
+	masks     maskSource
+	memLimit  int64 // Options.Memory in bytes, for OOM reports
 
 	mu       sync.Mutex
+	oom      string // the container's OOM kill counter file; "" if unknown
 	closed   bool
 	restarts int   // containers started to replace a dead one
 	dead     error // set once a restart failed: wraps sandbox.ErrExecutorDead
@@ -138,6 +141,13 @@ func (e *Executor) containerID() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.id
+}
+
+// oomCounter returns the current container's OOM kill counter file.
+func (e *Executor) oomCounter() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.oom
 }
 
 func (e *Executor) deadErr() error {
@@ -177,6 +187,7 @@ func (e *Executor) restart(ctx context.Context, id string) error {
 	if err == nil {
 		var res sandbox.Result
 		e.id = newID
+		e.oom = e.oomFile(ctx, newID)
 		e.mu.Unlock()
 		res, err = e.execOnce(ctx, sandbox.Cmd{Script: ":", Dir: e.workDir, Env: []string{}, Timeout: startTimeout})
 		e.mu.Lock()
@@ -227,9 +238,17 @@ func Start(ctx context.Context, o Options) (*Executor, error) {
 		return nil, fmt.Errorf("%w: looking for image %q: %w", sandbox.ErrStart, o.Image, err)
 	}
 	e.opts, e.src = o, src
+	if e.memLimit, err = sandbox.ParseMemory(o.Memory); err != nil {
+		return nil, fmt.Errorf("%w: %w", sandbox.ErrInvalid, err)
+	}
+	if e.masks, err = newMaskSource(); err != nil {
+		return nil, fmt.Errorf("%w: %w", sandbox.ErrStart, err)
+	}
 	if e.id, err = e.create(ctx); err != nil {
+		e.masks.remove()
 		return nil, err
 	}
+	e.oom = e.oomFile(ctx, e.id)
 	res, err := e.Exec(ctx, sandbox.Cmd{Script: ":", Dir: o.WorkDir, Env: []string{}, Timeout: startTimeout})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("%w: the image cannot run the command wrapper (exit %d): %s", sandbox.ErrStart, res.ExitCode, strings.TrimSpace(res.Stderr))
@@ -244,11 +263,21 @@ func Start(ctx context.Context, o Options) (*Executor, error) {
 // create runs a new container for e and returns its id.
 func (e *Executor) create(ctx context.Context) (string, error) {
 	name := "rein-" + randomHex(6)
+	// Found afresh for every container: a restart masks what the session
+	// has made since.
+	mounts, err := maskMounts(sandbox.FindMasks(e.src, ""), e.src, e.opts.WorkDir, e.masks)
+	if err != nil {
+		return "", err
+	}
+	work, err := mountFlag(e.src, e.opts.WorkDir, false)
+	if err != nil {
+		return "", err
+	}
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
 	if _, ok := ctx.Deadline(); !ok {
 		runCtx, cancel = context.WithTimeout(ctx, startTimeout)
 	}
-	out, err := e.run(runCtx, runArgs(e.opts, e.src, name, currentOwner(), e.rootless())...)
+	out, err := e.run(runCtx, runArgs(e.opts, work, name, currentOwner(), e.rootless(), mounts)...)
 	cancel()
 	if err != nil {
 		// The container may exist even though the client failed (it was
@@ -273,6 +302,7 @@ func (e *Executor) Close() error {
 		return nil
 	}
 	e.closed = true
+	defer e.masks.remove()
 	return e.remove(e.id)
 }
 
@@ -367,7 +397,9 @@ func isNoSuchImage(err error) bool {
 }
 
 // runArgs builds `docker run` for o.
-func runArgs(o Options, src, name string, own owner, rootless bool) []string {
+// work is the work dir's --mount flag (mountFlag), mounts further ones
+// (maskMounts).
+func runArgs(o Options, work, name string, own owner, rootless bool, mounts []string) []string {
 	args := []string{
 		"run", "--detach", "--rm", "--pull=never", "--init",
 		"--name=" + name,
@@ -389,7 +421,10 @@ func runArgs(o Options, src, name string, own owner, rootless bool) []string {
 		"--cpus="+o.CPUs,
 		"--read-only",
 		"--tmpfs=/tmp:rw,nosuid,nodev,size="+o.TmpSize+",mode=1777",
-		"--mount=type=bind,source="+src+",target="+o.WorkDir,
+		work,
+	)
+	args = append(args, mounts...)
+	args = append(args,
 		"--workdir=/",
 		"--ipc=private",
 		"--log-driver=none",

@@ -93,6 +93,8 @@ func (e *Executor) execOnce(ctx context.Context, c sandbox.Cmd) (sandbox.Result,
 	}
 	nonce := randomHex(16)
 	id := e.containerID()
+	oom := e.oomCounter()
+	kills := oomKills(oom)
 	args, env := e.execArgs(nonce, c, id)
 
 	p := &call{
@@ -120,7 +122,18 @@ func (e *Executor) execOnce(ctx context.Context, c sandbox.Cmd) (sandbox.Result,
 		_ = p.cmd.Wait() // the exit status is in ProcessState
 		p.end = time.Now()
 	}()
-	return p.supervise(ctx, c.Timeout, e.graceOrDefault())
+	res, err := p.supervise(ctx, c.Timeout, e.graceOrDefault())
+	// The kernel's OOM killer sends SIGKILL; a kill counted in the
+	// container's memory cgroup while this command ran, with this command
+	// ending by SIGKILL, is reported as such. (Two commands running at once
+	// in one container cannot be told apart: both are reported.)
+	// The script's shell reports a child so killed as status 137.
+	killed := res.Signal == syscall.SIGKILL.String() || (res.Signal == "" && res.ExitCode == 128+int(syscall.SIGKILL))
+	if kills >= 0 && killed && oomKills(oom) > kills {
+		res.ExitCode, res.Signal = -1, syscall.SIGKILL.String()
+		res.OOMKilled, res.MemoryLimit = true, max(e.memLimit, 0)
+	}
+	return res, err
 }
 
 // execArgs returns the client's arguments and environment to run c, as

@@ -121,7 +121,7 @@ func TestRunArgs(t *testing.T) {
 	own := owner{pid: 4242, host: "box", boot: "b00t", start: "1234"}
 	var b strings.Builder
 	for _, rootless := range []bool{false, true} {
-		b.WriteString(strings.Join(runArgs(o, "/host/dir", "rein-name", own, rootless), "\n"))
+		b.WriteString(strings.Join(runArgs(o, "--mount=type=bind,source=/host/dir,target=/work/dir", "rein-name", own, rootless, nil), "\n"))
 		b.WriteString("\n\n")
 	}
 	got := b.String()
