@@ -21,6 +21,7 @@ func TestLandlockMasksCredentialFiles(t *testing.T) {
 	const secret = "sk-live-1f2e3d4c5b6a"
 	const script = `cat .env; base64 .env; cp .env x && cat x; rev .env
 cat sub/.aws/credentials; cat deploy/key.pem; cat link.env; cat app.env.local 2>&1
+cat .npmrc sub/.yarnrc.yml 2>&1
 echo overwrite > .env 2>/dev/null && echo WROTE
 cat README.md`
 	plant := func(t *testing.T, work string) {
@@ -31,6 +32,9 @@ cat README.md`
 			"deploy/key.pem":       "-----BEGIN PRIVATE KEY-----\n" + secret + "\n",
 			"notes/target.txt":     "TOKEN=" + secret + "\n",
 			"README.md":            "# readme\n",
+			// Both protected and credentials: masked, not just read-only.
+			".npmrc":          "//registry.example/:_authToken=" + secret + "\n",
+			"sub/.yarnrc.yml": "npmAuthToken: " + secret + "\n",
 		} {
 			p = filepath.Join(work, p)
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
