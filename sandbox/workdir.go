@@ -4,17 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-)
 
-// credentialPaths are paths, relative to a home directory, holding
-// secrets: SSH and GPG keys, cloud and cluster tokens, password stores,
-// browser profiles, package-registry tokens, rein's own config.
-var credentialPaths = []string{
-	".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".netrc", ".git-credentials",
-	".config/gh", ".config/op", ".config/rclone", ".password-store", ".local/share/keyrings", ".pgpass",
-	".npmrc", ".pypirc", ".cargo/credentials.toml", ".cargo/credentials", ".config/rein", ".mozilla",
-	".config/google-chrome", ".config/chromium", ".pulumi", ".oci", ".terraform.d", ".m2", ".gem",
-}
+	"github.com/reinhq/rein/secret"
+)
 
 // hostDirs may be neither the work dir, nor inside it, nor hold it:
 // writable to a command (the docker socket under /run, /etc as root), any
@@ -26,16 +18,11 @@ var hostDirs = []string{"/etc", "/proc", "/sys", "/dev", "/boot", "/run", "/var/
 // of them but not hold it.
 var homeRoots = []string{"/root", "/home", "/Users"}
 
-// CredentialPaths returns the places under home where credentials live.
-// No backend makes them readable to a command, and no work dir may be one
-// of them, lie inside one or hold one.
-func CredentialPaths(home string) []string {
-	out := make([]string, len(credentialPaths))
-	for i, r := range credentialPaths {
-		out[i] = filepath.Join(home, r)
-	}
-	return out
-}
+// CredentialPaths returns the places under home where credentials live:
+// secret.HomeCredentials, rein's one list. No backend makes them readable
+// to a command, and no work dir may be one of them, lie inside one or hold
+// one.
+func CredentialPaths(home string) []string { return secret.HomeCredentials(home) }
 
 // CheckWorkDir is the one work-dir check of every backend: it refuses a
 // work dir that making writable to commands (Landlock's rule, docker's

@@ -2,6 +2,7 @@ package secret
 
 import (
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -31,17 +32,52 @@ var credentialFilePatterns = []string{
 // hold placeholders for the real thing.
 var credentialTemplates = []string{".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults"}
 
-// credentialDirNames are directories all of whose files hold credentials,
-// wherever they are.
-var credentialDirNames = []string{".ssh", ".aws", ".gnupg", ".azure", ".kube", ".password-store", ".gcloud"}
+// A credPlace is a place that holds credentials: a directory all of whose
+// files do (dir), or one file. Anywhere places are credentials wherever
+// they are (a work dir's .aws as much as home's); the others only under a
+// home directory (home's .docker holds a login, a project's Dockerfiles).
+type credPlace struct {
+	path     string // slash-separated, relative
+	dir      bool
+	anywhere bool
+}
 
-// credentialPaths are path suffixes (directories, or files inside a
-// directory whose other files are harmless) that hold credentials: the
-// cloud and tool CLI configs under ~/.config and similar.
-var credentialPaths = []string{
-	".config/gcloud/", ".config/gh/hosts.yml", ".config/hub", ".docker/config.json",
-	".terraform.d/credentials.tfrc.json", ".cargo/credentials", ".gem/credentials",
-	".config/rclone/rclone.conf", ".config/doctl/", ".oci/", ".config/op/",
+// credentialPlaces is rein's one list of where credentials live: the file
+// tools ask before showing what is in them, the sandbox hides them, no work
+// dir may lie in or hold one, and rein warns at start about those in home.
+// Name patterns that hold wherever a file is (.env, *.pem) are
+// credentialFilePatterns.
+var credentialPlaces = []credPlace{
+	// Keys, and cloud, cluster and password stores.
+	{".ssh", true, true}, {".gnupg", true, true}, {".aws", true, true}, {".azure", true, true},
+	{".kube", true, true}, {".password-store", true, true}, {".gcloud", true, true},
+	{".config/gcloud", true, true}, {".config/doctl", true, true}, {".oci", true, true}, {".config/op", true, true},
+	{".pulumi", true, false}, {".local/share/keyrings", true, false},
+	// Tool and registry logins.
+	{".config/gh/hosts.yml", false, true}, {".config/gh", true, false}, {".config/hub", false, true},
+	{".docker/config.json", false, true}, {".docker", true, false},
+	{".terraform.d/credentials.tfrc.json", false, true}, {".terraform.d", true, false},
+	{".cargo/credentials", false, true}, {".cargo/credentials.toml", false, true},
+	{".gem/credentials", false, true}, {".gem", true, false},
+	{".config/rclone/rclone.conf", false, true}, {".config/rclone", true, false},
+	{".m2", true, false},
+	{".netrc", false, true}, {".git-credentials", false, true}, {".pgpass", false, true},
+	{".npmrc", false, true}, {".pypirc", false, true},
+	// rein's own config, and browser profiles (cookies, saved passwords).
+	{".config/rein", true, false}, {".mozilla", true, false},
+	{".config/google-chrome", true, false}, {".config/chromium", true, false},
+}
+
+// HomeCredentials returns every place under home where credentials live
+// (credentialPlaces), whether or not it exists. No sandbox backend makes
+// them readable to a command, and no work dir may be one, lie inside one
+// or hold one.
+func HomeCredentials(home string) []string {
+	out := make([]string, len(credentialPlaces))
+	for i, c := range credentialPlaces {
+		out[i] = filepath.Join(home, filepath.FromSlash(c.path))
+	}
+	return out
 }
 
 // CredentialFile reports whether the file at rel (a path relative to any
@@ -55,19 +91,20 @@ func CredentialFile(rel string) bool {
 		return false
 	}
 	elems := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	for _, dir := range elems[:len(elems)-1] {
-		for _, d := range credentialDirNames {
-			if dir == d {
-				return true
+	for _, c := range credentialPlaces {
+		switch {
+		case !c.anywhere:
+		case c.dir && !strings.Contains(c.path, "/"):
+			for _, dir := range elems[:len(elems)-1] {
+				if dir == c.path {
+					return true
+				}
 			}
-		}
-	}
-	for _, suffix := range credentialPaths {
-		if strings.HasSuffix(suffix, "/") {
-			if strings.Contains(p+"/", "/"+suffix) && !strings.HasSuffix(p+"/", "/"+suffix) {
+		case c.dir:
+			if strings.Contains(p+"/", "/"+c.path+"/") && !strings.HasSuffix(p, "/"+c.path) {
 				return true // a file inside the directory
 			}
-		} else if strings.HasSuffix(p, "/"+suffix) {
+		case strings.HasSuffix(p, "/"+c.path):
 			return true
 		}
 	}

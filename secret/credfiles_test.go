@@ -1,6 +1,7 @@
 package secret_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/reinhq/rein/secret"
@@ -39,6 +40,45 @@ func TestCredentialFile(t *testing.T) {
 	} {
 		if got := secret.CredentialFile(tt.path); got != tt.want {
 			t.Errorf("CredentialFile(%q) = %v, want %v", tt.path, got, tt.want)
+		}
+	}
+}
+
+// TestOneCredentialList: the places the sandbox hides, the work-dir check
+// refuses and the start-up warning names are one list, which holds every
+// place each of them used to list on its own; and a place that holds
+// credentials anywhere is a credential to the file tools too.
+func TestOneCredentialList(t *testing.T) {
+	t.Parallel()
+	home := "/home/u"
+	got := map[string]bool{}
+	for _, p := range secret.HomeCredentials(home) {
+		got[p] = true
+	}
+	// The lists that were: the sandbox's, the start-up warning's, and the
+	// directory names and path suffixes CredentialFile matched.
+	for _, rel := range []string{
+		".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".netrc", ".git-credentials",
+		".config/gh", ".config/op", ".config/rclone", ".password-store", ".local/share/keyrings", ".pgpass",
+		".npmrc", ".pypirc", ".cargo/credentials.toml", ".cargo/credentials", ".config/rein", ".mozilla",
+		".config/google-chrome", ".config/chromium", ".pulumi", ".oci", ".terraform.d", ".m2", ".gem",
+		".gcloud", ".config/gh/hosts.yml", ".config/hub", ".docker/config.json",
+		".terraform.d/credentials.tfrc.json", ".gem/credentials", ".config/rclone/rclone.conf", ".config/doctl",
+	} {
+		if !got[filepath.Join(home, rel)] {
+			t.Errorf("%s is not in secret.HomeCredentials", rel)
+		}
+	}
+	for _, rel := range []string{".ssh/id_rsa", "proj/.aws/credentials", "x/.config/gcloud/adc.json", ".docker/config.json",
+		".config/gh/hosts.yml", "a/.netrc", ".config/op/config", "deep/.oci/config", "p/.password-store/x.gpg"} {
+		if !secret.CredentialFile(rel) {
+			t.Errorf("CredentialFile(%q) = false for a place in the one list", rel)
+		}
+	}
+	// Home-only places are not credentials inside a project.
+	for _, rel := range []string{"proj/.docker/Dockerfile", "proj/.m2/settings.example.xml", "proj/.gem/specs.txt", "site/.mozilla/readme.md"} {
+		if secret.CredentialFile(rel) {
+			t.Errorf("CredentialFile(%q) = true; only home's is a credential place", rel)
 		}
 	}
 }

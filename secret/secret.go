@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -110,15 +109,11 @@ func CheckPrompt(template string, secretNames []string) error {
 	return nil
 }
 
-// credentialDirs are the places credentials live, relative to home.
-var credentialDirs = []string{".ssh", ".aws", ".config/gcloud", ".docker", ".netrc", ".kube", ".gnupg", ".git-credentials", ".azure"}
-
 // CredentialDirs returns the credential directories and files that exist
-// under home, for the warning at start.
+// under home (HomeCredentials), for the warning at start.
 func CredentialDirs(home string) []string {
 	var found []string
-	for _, d := range credentialDirs {
-		p := filepath.Join(home, d)
+	for _, p := range HomeCredentials(home) {
 		if _, err := os.Lstat(p); err == nil {
 			found = append(found, p)
 		}
