@@ -60,12 +60,24 @@ var credentialPlaces = []credPlace{
 	{".cargo/credentials", false, true}, {".cargo/credentials.toml", false, true},
 	{".gem/credentials", false, true}, {".gem", true, false},
 	{".config/rclone/rclone.conf", false, true}, {".config/rclone", true, false},
-	{".m2", true, false},
+	{".m2", true, false}, {".ngrok2", true, false}, {"Library/Keychains", true, false},
+	{".vault-token", false, true}, {".boto", false, true}, {".s3cfg", false, true},
 	{".netrc", false, true}, {".git-credentials", false, true}, {".pgpass", false, true},
 	{".npmrc", false, true}, {".pypirc", false, true},
 	// rein's own config, and browser profiles (cookies, saved passwords).
 	{".config/rein", true, false}, {".mozilla", true, false},
 	{".config/google-chrome", true, false}, {".config/chromium", true, false},
+}
+
+// CredentialPlaces returns the places of HomeCredentials relative to
+// home, slash-separated: for matchers (the shell analyzer's) that look for
+// them at any depth of a path.
+func CredentialPlaces() []string {
+	out := make([]string, len(credentialPlaces))
+	for i, c := range credentialPlaces {
+		out[i] = c.path
+	}
+	return out
 }
 
 // HomeCredentials returns every place under home where credentials live

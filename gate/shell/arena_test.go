@@ -153,3 +153,15 @@ func FuzzPooled(f *testing.F) {
 		}
 	})
 }
+
+// TestCredHintsCoverCredentials: every credential place has a hint, or
+// the pre-filter would let a word naming it skip the full check.
+func TestCredHintsCoverCredentials(t *testing.T) {
+	t.Parallel()
+	for _, c := range credentials {
+		p := "/home/u/" + strings.Join(c, "/")
+		if !credHint(p) {
+			t.Errorf("%s: no credHint matches it", p)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/protect"
+	"github.com/reinhq/rein/secret"
 )
 
 // unknownHome stands for a home directory that is not known (~ when
@@ -121,22 +122,24 @@ func isHistory(p string) bool {
 	return false
 }
 
-// credentials are paths, relative to a home directory, that hold secrets.
-var credentials = [][]string{
-	{".ssh"}, {".aws"}, {".gnupg"}, {".kube"}, {".netrc"}, {".git-credentials"}, {".azure"},
-	{".npmrc"}, {".pypirc"}, {".pgpass"}, {".vault-token"}, {".password-store"}, {".docker", "config.json"},
-	{".config", "gcloud"}, {".config", "gh"}, {".terraform.d", "credentials.tfrc.json"}, {".gem", "credentials"},
-	{".cargo", "credentials"}, {".cargo", "credentials.toml"}, {".m2", "settings.xml"}, {".boto"}, {".s3cfg"},
-	{".local", "share", "keyrings"}, {".mozilla"}, {".config", "google-chrome"}, {".config", "chromium"},
-	{"Library", "Keychains"}, {".config", "op"}, {".config", "rclone"}, {".pulumi"}, {".oci"}, {".ngrok2"},
-}
+// credentials are the paths, relative to a home directory, that hold
+// secrets (secret.CredentialPlaces, rein's one list), split into their
+// components.
+var credentials = func() [][]string {
+	var out [][]string
+	for _, p := range secret.CredentialPlaces() {
+		out = append(out, strings.Split(p, "/"))
+	}
+	return out
+}()
 
 // credHints are substrings one of which a credential path must contain;
 // they let most arguments skip the full check.
 var credHints = []string{".ssh", ".aws", ".gnupg", ".kube", ".netrc", "credentials", ".azure", ".npmrc", ".pypirc",
 	".pgpass", ".vault-token", ".password-store", ".docker", "gcloud", ".config", "shadow", "sudoers", "environ",
 	"ssh_host_", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".boto", ".s3cfg", "settings.xml", "master.passwd",
-	"keyrings", ".mozilla", "chrome", "chromium", "Keychains", ".pulumi", ".oci", ".ngrok2", "rclone"}
+	"keyrings", ".mozilla", "chrome", "chromium", "Keychains", ".pulumi", ".oci", ".ngrok2", "rclone",
+	".terraform.d", ".gem", ".m2"}
 
 // credHint reports whether s contains one of credHints. It runs on most
 // arguments with a dot or a slash, so rather than searching s once per hint
