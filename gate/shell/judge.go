@@ -56,6 +56,7 @@ func (a *analyzer) simple(argv []arg, sc *scope, in *input, cmd string, checked 
 		}
 	}
 	a.judge(name, argv, sc, in, cmd)
+	a.operandWrites(name, argv, sc, cmd)
 }
 
 func (a *analyzer) record(argv []arg, sc *scope) {

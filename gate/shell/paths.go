@@ -389,6 +389,11 @@ func (a *analyzer) writePathAs(t arg, sc *scope, cmd, verb string, protected boo
 		return
 	}
 	ps, unknown := a.resolve(t.val, sc)
+	if t.many && protected {
+		// every file found below t.val (find -exec's {}): the root's own
+		// name says nothing of what lies below it
+		a.manyWrite(strings.TrimSuffix(verb, " writes to"), t, cmd)
+	}
 	for _, p := range ps {
 		if !a.judgeWrite(p, cmd, verb) && protected {
 			a.protectWrite(p, t.glob, cmd, verb)

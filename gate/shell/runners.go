@@ -155,6 +155,28 @@ func (a *analyzer) parallel(argv []arg, sc *scope, cmd string) {
 		words[i] = x
 	}
 	a.joined("parallel", words, sc, cmd)
+	// The items after ::: become the command's arguments: a protected
+	// path among them may be written (parallel cp x ::: .git/hooks/pre-commit).
+	if !words[0].lit {
+		return
+	}
+	prog := cmdName(words[0].val)
+	if readOnlyPrograms[prog] || !writes(prog, words) {
+		return
+	}
+	files := false // after ::::, the words are files the items are read from
+	for _, x := range rest[sep:] {
+		if x.lit && strings.HasPrefix(x.val, ":::") {
+			files = strings.HasPrefix(x.val, "::::")
+			continue
+		}
+		if files || (!x.lit && !x.glob) {
+			continue
+		}
+		for _, v := range operandValues(x.val) {
+			a.operandPath(v, x.glob, sc, cmd, "parallel gives "+prog+" the argument")
+		}
+	}
 }
 
 // replaceParallel replaces GNU parallel's {} placeholders by a variable.
