@@ -131,7 +131,11 @@ func (a *analyzer) operandWrites(name string, argv []arg, sc *scope, cmd string)
 			a.manyWrite(name, x, cmd)
 			continue
 		}
-		for _, v := range operandValues(x.val) {
+		v1, v2 := operandValues(x.val)
+		for _, v := range [2]string{v1, v2} {
+			if v == "" {
+				continue
+			}
 			a.operandPath(v, x.glob, sc, cmd, verb)
 			if decomp {
 				for _, suf := range compressSuffixes {
@@ -175,27 +179,27 @@ func (a *analyzer) manyWrite(name string, x arg, cmd string) {
 
 // operandValues returns the paths an argument may name: the word itself,
 // and the value of an option spelled with it (--output=FILE, of=FILE,
-// -oFILE).
-func operandValues(v string) []string {
+// -oFILE). Two results, "" for none, so the hot path allocates nothing.
+func operandValues(v string) (string, string) {
 	if v == "" || v == "-" || v == "--" {
-		return nil
+		return "", ""
 	}
 	if v[0] != '-' {
 		if k, val, ok := strings.Cut(v, "="); ok && k != "" && !strings.ContainsAny(k, "/.") {
-			return []string{v, val} // dd's of=FILE, make's VAR=VALUE
+			return v, val // dd's of=FILE, make's VAR=VALUE
 		}
-		return []string{v}
+		return v, ""
 	}
 	if strings.HasPrefix(v, "--") {
 		if _, val, ok := strings.Cut(v, "="); ok {
-			return []string{val}
+			return val, ""
 		}
-		return nil
+		return "", ""
 	}
 	if len(v) > 2 {
-		return []string{v[2:]} // -oFILE; a cluster of flags names no protected path
+		return v[2:], "" // -oFILE; a cluster of flags names no protected path
 	}
-	return nil
+	return "", ""
 }
 
 // gitSubcommand returns git's subcommand, past its global options.

@@ -173,8 +173,11 @@ func (a *analyzer) parallel(argv []arg, sc *scope, cmd string) {
 		if files || (!x.lit && !x.glob) {
 			continue
 		}
-		for _, v := range operandValues(x.val) {
-			a.operandPath(v, x.glob, sc, cmd, "parallel gives "+prog+" the argument")
+		v1, v2 := operandValues(x.val)
+		for _, v := range [2]string{v1, v2} {
+			if v != "" {
+				a.operandPath(v, x.glob, sc, cmd, "parallel gives "+prog+" the argument")
+			}
 		}
 	}
 }
