@@ -29,6 +29,7 @@ import (
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/secret"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/bank"
 	"github.com/reinhq/rein/tool/desk"
 	"github.com/reinhq/rein/tool/mail"
@@ -100,6 +101,13 @@ type Spec struct {
 	// message; the loop goes on with the whole conversation so far, in the
 	// same audit log, under the same limits. ok false ends the session.
 	Next func(ctx context.Context, res agent.Result) (msg string, ok bool)
+	// Tools are the caller's own tools, added to the built-in ones; they
+	// are judged by the same gates (by their spec's effect class and
+	// argument roles) and must be on the allowlist to be offered.
+	Tools []tool.Tool
+	// ID, when set, is the new session's id (session.NewID); empty makes
+	// one. A resumed session keeps its own.
+	ID string
 }
 
 // Resumed is an interrupted session to continue.
@@ -203,7 +211,10 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		return nil, fmt.Errorf("work dir: %w", err)
 	}
 	defer root.Close()
-	id := session.NewID(time.Now())
+	id := spec.ID
+	if id == "" {
+		id = session.NewID(time.Now())
+	}
 	if spec.Resume != nil {
 		id = spec.Resume.Log.Session()
 	}
@@ -233,7 +244,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	}
 	net := &netguard.Policy{Allow: spec.NetAllow}
 	env := Env{Root: root, WorkDir: workdir, ReadLines: spec.ReadLines, Outbox: &mail.Outbox{}, Plan: plan.New(),
-		Desk: spec.Desk, Bank: spec.Bank, Asker: spec.Asker, Net: net, Exec: exec, Redact: redact}
+		Desk: spec.Desk, Bank: spec.Bank, Asker: spec.Asker, Net: net, Exec: exec, Redact: redact, Extra: spec.Tools}
 	reg, err := Tools(env)
 	if err != nil {
 		return nil, err

@@ -40,6 +40,7 @@ type Env struct {
 	Exec      sandbox.Executor
 	Bank      *bank.Ledger        // the bank tools are present only with a ledger
 	Redact    func(string) string // the session's redactor: files it would change are credential files
+	Extra     []tool.Tool         // the caller's own tools, after the built-in ones
 }
 
 // Tools returns the registry of a session's tools.
@@ -73,6 +74,7 @@ func Tools(e Env) (*tool.Registry, error) {
 	if e.Bank != nil {
 		tools = append(tools, bank.Tools(e.Bank)...)
 	}
+	tools = append(tools, e.Extra...)
 	return tool.NewRegistry(tools...)
 }
 
