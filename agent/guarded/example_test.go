@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/agent/guarded"
+	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
 	"github.com/reinhq/rein/tool"
 )
@@ -62,4 +63,21 @@ func Example() {
 	// Output:
 	// done Four words. tool calls: 2
 	// hook written: false refusals: map[approval:1]
+}
+
+// embed is README's snippet, compiled.
+func embed(ctx context.Context, dir string, m model.Model, mytools []tool.Tool) error {
+	s, err := guarded.New(ctx, guarded.Options{WorkDir: dir, Model: m, Tools: mytools})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	res := s.Run(ctx, "the task") // res.Stop is exactly one stop reason; s.ID() names the audit log
+	return res.Err
+}
+
+// README's snippet: three lines for the CLI's guarded session. (Here the
+// audit log would go to the default directory, so the example only builds.)
+func ExampleNew() {
+	_ = embed
 }
