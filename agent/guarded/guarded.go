@@ -109,6 +109,8 @@ type Options struct {
 	System string
 	// Observe sees every audit record as it is written.
 	Observe func(audit.Record)
+	// Events, when set, are told of each step in typed form.
+	Events *Events
 }
 
 // Session is one guarded session, ready to run once.
@@ -154,6 +156,9 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	if opts.Approver != nil {
 		approver = opts.Approver
 	}
+	if opts.Events != nil && (opts.Events.ApprovalAsked != nil || opts.Events.ApprovalAnswered != nil) {
+		approver = watched{Approver: approver, e: opts.Events}
+	}
 	environ := opts.Environ
 	if environ == nil {
 		environ = os.Environ()
@@ -174,7 +179,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		Sandbox: harness.Sandbox{Backend: opts.Sandbox, Image: opts.Image},
 		Redact:  secret.NewRedactor(environ).Redact, System: system,
 		Price: opts.Price, MaxContextTokens: opts.MaxContextTokens, Drift: !opts.NoDrift,
-		Observe: opts.Observe,
+		Observe: opts.Events.observer(opts.Observe),
 	}}, nil
 }
 
