@@ -12,6 +12,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/agent/guarded"
+	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/model/scripted"
 	"github.com/reinhq/rein/tool"
 )
@@ -125,6 +126,60 @@ func TestAttacksStoppedByDefault(t *testing.T) {
 			}
 			if strings.Contains(string(log), leaked) {
 				t.Error("the .env secret is in the audit log")
+			}
+		})
+	}
+}
+
+// TestCustomToolGated: a caller's irreversible tool is judged by its effect
+// class like a built-in one: by default (nobody says yes) it does not run,
+// with an approver that says yes it does, and arguments its schema refuses
+// never reach it.
+func TestCustomToolGated(t *testing.T) {
+	cases := []struct {
+		name, args string
+		approver   approve.Approver
+		runs       int32
+		refusedBy  string
+	}{
+		{"default refuses", `{"env":"prod"}`, nil, 0, "approval"},
+		{"approved runs", `{"env":"prod"}`, approve.Fixed(true), 1, ""},
+		{"bad arguments", `{"env":7}`, approve.Fixed(true), 0, "validation"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var runs atomic.Int32
+			deploy := tool.New(tool.Spec{
+				Name: "deploy", Description: "Deploys.", Effect: tool.Irreversible,
+				Schema: []byte(`{"type":"object","properties":{"env":{"type":"string"}},"required":["env"],"additionalProperties":false}`),
+			}, func(context.Context, struct {
+				Env string `json:"env"`
+			}) (string, error) {
+				runs.Add(1)
+				return "deployed", nil
+			})
+			sc, err := scripted.Parse([]byte(`{"turns":[{"text":"go","calls":[{"tool":"deploy","args":` + c.args + `}]},{"text":"done"}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := t.TempDir()
+			s, err := guarded.New(t.Context(), guarded.Options{
+				WorkDir: t.TempDir(), Model: scripted.New("t", sc), Tools: []tool.Tool{deploy}, Approver: c.approver,
+				AuditDir: filepath.Join(state, "audit"), RollbackDir: filepath.Join(state, "rollback"), Environ: []string{},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			res := s.Run(t.Context(), "Deploy to prod.")
+			if res.Stop != agent.StopDone {
+				t.Fatalf("stop %s: %v", res.Stop, res.Err)
+			}
+			if runs.Load() != c.runs {
+				t.Errorf("deploy ran %d times, want %d", runs.Load(), c.runs)
+			}
+			if c.refusedBy != "" && res.Refusals[c.refusedBy] != 1 {
+				t.Errorf("refusals %v, want one by %s", res.Refusals, c.refusedBy)
 			}
 		})
 	}
