@@ -13,8 +13,14 @@
 //	defer s.Close()
 //	res := s.Run(ctx, task)
 //
-// The zero value of every option is the CLI's default; an option only ever
-// narrows or widens what the caller names, never drops a gate.
+// The zero value of every option is the CLI's default. Options tune what the
+// gates allow (mode, rules, allowlist, limits, approver); only NoDrift and
+// Flow "off" remove a gate, as their config settings do for the CLI.
+//
+// Not yet the CLI's: `rein run` also records its configuration in the
+// session's start record, runs --sandbox none commands under its reaper
+// (the rein binary), resumes interrupted sessions and holds conversations;
+// it still builds its sessions with internal/harness directly.
 package guarded
 
 import (
