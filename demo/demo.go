@@ -27,6 +27,7 @@ import (
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
+	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/desk"
 )
 
@@ -198,8 +199,10 @@ func (s Scenario) Spec(m model.Model) harness.Spec {
 		Limits: s.Limits, Expect: s.Expect,
 		NoRollback: true, // the work dir is temporary: there is nothing to roll back to
 	}
-	if s.Desk {
-		spec.Desk = desk.Demo()
+	if s.Desk { // the desk's tools come in as the caller's own
+		store := desk.Demo()
+		spec.Tools = []tool.Tool{desk.OrderStatus(store), desk.SendReply(store)}
+		spec.Replies = func() int { return len(store.Replies()) }
 	}
 	return spec
 }

@@ -79,8 +79,8 @@ func TestScenarios(t *testing.T) {
 			if out.Check != w.check || len(out.Outbox) != w.outbox || len(out.Outbox) != s.WantOutbox {
 				t.Errorf("check %s outbox %d, want %s and %d", out.Check, len(out.Outbox), w.check, w.outbox)
 			}
-			if len(out.Replies) != w.replies || len(out.Replies) != s.WantReplies {
-				t.Errorf("%d replies sent, want %d", len(out.Replies), w.replies)
+			if out.Replies != w.replies || out.Replies != s.WantReplies {
+				t.Errorf("%d replies sent, want %d", out.Replies, w.replies)
 			}
 			if fmt.Sprint(out.Refusals) != fmt.Sprint(orEmpty(w.refusals)) {
 				t.Errorf("refusals %v, want %v", out.Refusals, w.refusals)

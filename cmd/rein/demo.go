@@ -72,10 +72,10 @@ func (c *demoCmd) Run(ctx context.Context, e env) error {
 			for _, n := range out.Refusals {
 				refusals += n
 			}
-			if out.Stop != s.WantStop || len(out.Outbox) != s.WantOutbox || len(out.Replies) != s.WantReplies {
+			if out.Stop != s.WantStop || len(out.Outbox) != s.WantOutbox || out.Replies != s.WantReplies {
 				deviations++
 				fmt.Fprintf(e.stderr, "rein: demo %s did not behave as designed: stop %s, %d mail(s), %d repl(ies); want stop %s, %d, %d\n",
-					termsafe.Line(s.Name), termsafe.Line(string(out.Stop)), len(out.Outbox), len(out.Replies), termsafe.Line(string(s.WantStop)), s.WantOutbox, s.WantReplies)
+					termsafe.Line(s.Name), termsafe.Line(string(out.Stop)), len(out.Outbox), out.Replies, termsafe.Line(string(s.WantStop)), s.WantOutbox, s.WantReplies)
 			}
 		}
 		if first.Then != nil && !c.JSON {

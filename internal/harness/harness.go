@@ -29,8 +29,7 @@ import (
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/secret"
 	"github.com/reinhq/rein/session"
-	"github.com/reinhq/rein/tool/bank"
-	"github.com/reinhq/rein/tool/desk"
+	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/mail"
 	"github.com/reinhq/rein/tool/plan"
 )
@@ -52,11 +51,7 @@ type Spec struct {
 	// NetAllow lists internal hosts webfetch may reach.
 	NetAllow []string
 	// Asker answers ask_question; nil means nobody answers.
-	Asker approve.Asker
-	// Desk, when set, adds the support-desk tools over this store.
-	Desk *desk.Store
-	// Bank, when set, adds the bank tools over this ledger.
-	Bank   *bank.Ledger
+	Asker  approve.Asker
 	Limits budget.Limits
 	// Expect is the ground-truth number the answer must contain; empty for none.
 	Expect string
@@ -100,6 +95,16 @@ type Spec struct {
 	// message; the loop goes on with the whole conversation so far, in the
 	// same audit log, under the same limits. ok false ends the session.
 	Next func(ctx context.Context, res agent.Result) (msg string, ok bool)
+	// Tools are the caller's own tools, added to the built-in ones; they
+	// are judged by the same gates (by their spec's effect class and
+	// argument roles) and must be on the allowlist to be offered.
+	Tools []tool.Tool
+	// Replies, when set, counts the replies the caller's tools sent (the
+	// demo's support desk), for Outcome.Replies.
+	Replies func() int
+	// ID, when set, is the new session's id (session.NewID); empty makes
+	// one. A resumed session keeps its own.
+	ID string
 }
 
 // Resumed is an interrupted session to continue.
@@ -123,8 +128,9 @@ type Outcome struct {
 	agent.Result
 	Scenario string
 	Outbox   []mail.Message
-	Replies  []desk.Reply
-	Todos    []plan.Todo
+	// Replies counts the replies the caller's tools sent (Spec.Replies).
+	Replies int
+	Todos   []plan.Todo
 	// Changed lists the files the session's tools were about to change,
 	// each saved for rollback first, in order.
 	Changed []string
@@ -165,7 +171,7 @@ type Final struct {
 func (o *Outcome) Final() Final {
 	f := Final{
 		Scenario: o.Scenario, Stop: string(o.Stop), Steps: o.Steps, Tokens: o.Tokens, Answer: o.Answer,
-		Outbox: len(o.Outbox), Replies: len(o.Replies), Refusals: o.Refusals, Check: o.Check, Session: o.Session, Audit: o.Audit,
+		Outbox: len(o.Outbox), Replies: o.Replies, Refusals: o.Refusals, Check: o.Check, Session: o.Session, Audit: o.Audit,
 	}
 	if f.Refusals == nil {
 		f.Refusals = map[string]int{}
@@ -203,7 +209,10 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		return nil, fmt.Errorf("work dir: %w", err)
 	}
 	defer root.Close()
-	id := session.NewID(time.Now())
+	id := spec.ID
+	if id == "" {
+		id = session.NewID(time.Now())
+	}
 	if spec.Resume != nil {
 		id = spec.Resume.Log.Session()
 	}
@@ -233,7 +242,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	}
 	net := &netguard.Policy{Allow: spec.NetAllow}
 	env := Env{Root: root, WorkDir: workdir, ReadLines: spec.ReadLines, Outbox: &mail.Outbox{}, Plan: plan.New(),
-		Desk: spec.Desk, Bank: spec.Bank, Asker: spec.Asker, Net: net, Exec: exec, Redact: redact}
+		Asker: spec.Asker, Net: net, Exec: exec, Redact: redact, Extra: spec.Tools}
 	reg, err := Tools(env)
 	if err != nil {
 		return nil, err
@@ -349,8 +358,8 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 			out.Check = CheckPass
 		}
 	}
-	if spec.Desk != nil {
-		out.Replies = spec.Desk.Replies()
+	if spec.Replies != nil {
+		out.Replies = spec.Replies()
 	}
 	out.Changed = snaps.changed()
 	out.RollbackDir = snaps.dir

@@ -16,10 +16,8 @@ import (
 	"github.com/reinhq/rein/protect"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/tool"
-	"github.com/reinhq/rein/tool/bank"
 	"github.com/reinhq/rein/tool/bash"
 	"github.com/reinhq/rein/tool/calc"
-	"github.com/reinhq/rein/tool/desk"
 	fstool "github.com/reinhq/rein/tool/fs"
 	"github.com/reinhq/rein/tool/mail"
 	"github.com/reinhq/rein/tool/plan"
@@ -34,12 +32,11 @@ type Env struct {
 	ReadLines int      // read_file's default limit
 	Outbox    *mail.Outbox
 	Plan      *plan.Session
-	Desk      *desk.Store // the support-desk tools are present only with a store
 	Asker     approve.Asker
 	Net       *netguard.Policy
 	Exec      sandbox.Executor
-	Bank      *bank.Ledger        // the bank tools are present only with a ledger
 	Redact    func(string) string // the session's redactor: files it would change are credential files
+	Extra     []tool.Tool         // the caller's own tools, after the built-in ones
 }
 
 // Tools returns the registry of a session's tools.
@@ -67,12 +64,7 @@ func Tools(e Env) (*tool.Registry, error) {
 		mail.SendEmail(e.Outbox),
 	)
 	tools = append(tools, e.Plan.Tools(e.Asker)...)
-	if e.Desk != nil {
-		tools = append(tools, desk.OrderStatus(e.Desk), desk.SendReply(e.Desk))
-	}
-	if e.Bank != nil {
-		tools = append(tools, bank.Tools(e.Bank)...)
-	}
+	tools = append(tools, e.Extra...)
 	return tool.NewRegistry(tools...)
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/internal/harness"
+	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/desk"
 	"github.com/reinhq/rein/tool/schema"
 )
@@ -14,7 +15,7 @@ import (
 // a fixed order (the registry's, sorted).
 func builtins(tb testing.TB) ([]string, []*schema.Schema) {
 	tb.Helper()
-	reg, err := harness.Tools(harness.Env{Desk: desk.NewStore()})
+	reg, err := harness.Tools(harness.Env{Extra: deskTools()})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -169,4 +170,11 @@ func FuzzFastAgrees(f *testing.F) {
 		i := int(which) % len(schemas)
 		agree(t, names[i], schemas[i], strings.ToValidUTF8(string(doc), "?"), v)
 	})
+}
+
+// deskTools are the support desk's tools, which the assembly no longer
+// builds itself: a session gets them as caller-supplied tools.
+func deskTools() []tool.Tool {
+	s := desk.NewStore()
+	return []tool.Tool{desk.OrderStatus(s), desk.SendReply(s)}
 }
