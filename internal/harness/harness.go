@@ -242,7 +242,8 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	}
 	net := &netguard.Policy{Allow: spec.NetAllow}
 	env := Env{Root: root, WorkDir: workdir, ReadLines: spec.ReadLines, Outbox: &mail.Outbox{}, Plan: plan.New(),
-		Asker: spec.Asker, Net: net, Exec: exec, Redact: redact, Extra: spec.Tools}
+		Asker: spec.Asker, Net: net, Exec: exec, Redact: redact, Extra: spec.Tools,
+		Protected: spec.Policy.Protected, Quarantine: quarantineDir(spec, id)}
 	reg, err := Tools(env)
 	if err != nil {
 		return nil, err

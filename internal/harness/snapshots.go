@@ -2,6 +2,7 @@ package harness
 
 import (
 	"errors"
+	"path/filepath"
 	"sync"
 
 	"github.com/reinhq/rein/session/rollback"
@@ -20,6 +21,20 @@ type snapshots struct {
 	// written (rollback.ErrStore: a full or read-only state dir);
 	// unsettled, the calls whose result could not be recorded.
 	refused, unsettled int
+}
+
+// quarantineDir is where run_bash keeps what a command left at a
+// protected path it undid: beside the session's rollback snapshots, or
+// under the temp dir when the session keeps none.
+func quarantineDir(spec Spec, session string) string {
+	dir := spec.RollbackDir
+	if dir == "" && !spec.NoRollback {
+		dir, _ = rollback.Dir()
+	}
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, session, "undone")
 }
 
 func openSnapshots(spec Spec, session, workdir string) (*snapshots, error) {

@@ -37,6 +37,11 @@ type Env struct {
 	Exec      sandbox.Executor
 	Redact    func(string) string // the session's redactor: files it would change are credential files
 	Extra     []tool.Tool         // the caller's own tools, after the built-in ones
+	// Protected are the paths no shell command may change; nil means
+	// protect.Default(). Quarantine is where what a command left there
+	// is kept when it is undone.
+	Protected  *protect.List
+	Quarantine string
 }
 
 // Tools returns the registry of a session's tools.
@@ -58,7 +63,7 @@ func Tools(e Env) (*tool.Registry, error) {
 	}
 	tools := fstool.Tools(e.Root, fstool.Options{DefaultLimit: e.ReadLines, Redact: e.Redact})
 	tools = append(tools,
-		bash.RunBash(e.Exec, e.WorkDir, bash.Options{}),
+		bash.RunBash(e.Exec, e.WorkDir, bash.Options{Protected: e.Protected, Quarantine: e.Quarantine}),
 		web.Fetch(e.Net),
 		calc.New(),
 		mail.SendEmail(e.Outbox),

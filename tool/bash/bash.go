@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reinhq/rein/protect"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/tool"
 )
@@ -45,6 +46,13 @@ type Options struct {
 	// DefaultTimeout applies when the model gives no timeout_s; 0 means
 	// DefaultTimeout (120 s). It is capped at MaxTimeout.
 	DefaultTimeout time.Duration
+	// Protected are the protected paths no command may change (see
+	// watch.go); nil means protect.Default().
+	Protected *protect.List
+	// Quarantine is where what a command left at a protected path is
+	// kept when rein undoes it; "" means a directory under os.TempDir().
+	// It must lie outside the work dir.
+	Quarantine string
 }
 
 // Args are run_bash's arguments.
@@ -92,7 +100,12 @@ func RunBash(ex sandbox.Executor, workdir string, o Options) tool.Tool {
 		workdir = abs
 	}
 
-	r := &runner{ex: ex, root: workdir, env: env, def: defT, max: maxT}
+	list := o.Protected
+	if list == nil {
+		list = protect.Default()
+	}
+	r := &runner{ex: ex, root: workdir, env: env, def: defT, max: maxT,
+		watch: &watch{root: workdir, list: list, quarantine: o.Quarantine}}
 	return tool.New(tool.Spec{
 		Name:        Name,
 		Description: description(defT, maxS),
@@ -127,6 +140,7 @@ type runner struct {
 	root     string
 	env      []string
 	def, max time.Duration
+	watch    *watch
 }
 
 func (r *runner) run(ctx context.Context, a Args) (string, error) {
@@ -138,7 +152,11 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 	if a.TimeoutS > 0 {
 		timeout = min(time.Duration(a.TimeoutS)*time.Second, r.max)
 	}
+	before := r.watch.snapshot()
 	res, err := r.ex.Exec(ctx, sandbox.Cmd{Script: a.Command, Dir: dir, Env: r.env, Timeout: timeout})
+	// Whatever became of the command, what it did to protected paths is
+	// undone before anything else runs.
+	note := r.watch.undo(before)
 	switch {
 	case errors.Is(err, sandbox.ErrAborted):
 		return "", fmt.Errorf("the command was stopped because the run was aborted: %w", err)
@@ -147,7 +165,7 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 	case err != nil:
 		return "", fmt.Errorf("the command could not be started (%w); check the working directory and try again", err)
 	}
-	return format(res, timeout), nil
+	return format(res, timeout) + note, nil
 }
 
 // lookup checks that the working directory exists and lies inside the work
