@@ -277,14 +277,14 @@ func keep(root *os.Root, q, rel string) {
 
 // quarantineDir returns a fresh directory for one command's leftovers.
 func (w *watch) quarantineDir() string {
-	base := w.quarantine
+	base, prefix := w.quarantine, ""
 	if base == "" {
-		base = os.TempDir()
+		base, prefix = os.TempDir(), "rein-undone-"
 	}
 	if err := os.MkdirAll(base, quarantineMode); err != nil {
 		return ""
 	}
-	d, err := os.MkdirTemp(base, "undone-"+time.Now().UTC().Format("20060102T150405Z")+"-")
+	d, err := os.MkdirTemp(base, prefix+time.Now().UTC().Format("20060102T150405Z")+"-")
 	if err != nil {
 		return ""
 	}
