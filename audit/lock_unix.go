@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,7 +25,13 @@ func lock(path, session, doing string) (*os.File, error) {
 		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 			defer f.Close()
 			if errors.Is(err, unix.EWOULDBLOCK) {
+				// The holder writes who it is right after it takes the
+				// lock: give it that moment before saying "another rein".
 				pid, what := readHolder(f)
+				for i := 0; pid == 0 && i < 20; i++ {
+					time.Sleep(5 * time.Millisecond)
+					pid, what = readHolder(f)
+				}
 				return nil, &BusyError{Session: session, PID: pid, Doing: what}
 			}
 			return nil, fmt.Errorf("audit log: lock %s: %w", name, err)
