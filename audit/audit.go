@@ -113,9 +113,25 @@ const (
 	// Flush hands every record to the operating system in one write: it
 	// survives rein crashing or being killed.
 	Flush Durability = iota
-	// Fsync also waits for the disk: it survives the machine losing power.
+	// Fsync also waits for the disk before every effect: it survives the
+	// machine losing power. Records are committed in groups: every record
+	// is handed to the operating system in one write as it comes, and the
+	// disk is waited for when a record must be durable before Write
+	// returns — the intent of a call that has a side effect (it carries an
+	// idempotency key), a stop — and on Sync and Close. A call's verdict
+	// and intent thus share one fsync, before the call runs; its result
+	// and the next model call ride with the next one. After a power loss
+	// the log may lack records written after the last such point, never
+	// an intent whose effect may have happened.
 	Fsync
 )
+
+// durableNow reports whether r must be on disk before Write returns under
+// Fsync: an intent of a side-effecting call (the loop gives exactly those
+// an idempotency key) — the effect follows it — and a stop.
+func durableNow(r *Record) bool {
+	return r.Type == Stop || (r.Type == Intent && r.Key != "")
+}
 
 // ErrClosed is returned by Write after Close.
 var ErrClosed = errors.New("audit log is closed")
@@ -136,6 +152,8 @@ type Writer struct {
 	redact  func(string) string
 	buf     []byte
 	err     error // sticky: once a write fails, every later write fails
+	dirty   bool  // written since the last fsync (Fsync durability)
+	fsync   func() error
 	observe []func(Record)
 }
 
@@ -164,7 +182,7 @@ func WithObserver(f func(Record)) Option {
 func NewWriter(out io.Writer, sessionID string, opts ...Option) *Writer {
 	w := &Writer{out: out, session: sessionID, now: time.Now, prev: Anchor(sessionID), off: -1}
 	if f, ok := out.(*os.File); ok {
-		w.file = f
+		w.file, w.fsync = f, f.Sync
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			w.off = st.Size()
 		}
@@ -258,8 +276,9 @@ func (w *Writer) Write(r Record) error {
 	if w.off >= 0 {
 		w.off += int64(len(w.buf))
 	}
-	if w.dur == Fsync && w.file != nil {
-		if err := w.file.Sync(); err != nil {
+	w.dirty = true
+	if w.dur == Fsync && durableNow(&r) {
+		if err := w.sync(); err != nil {
 			w.err = fmt.Errorf("audit log: sync record %d: %w", r.Seq, err)
 			return w.err
 		}
@@ -271,19 +290,52 @@ func (w *Writer) Write(r Record) error {
 	return nil
 }
 
-// Close closes the underlying file, if the Writer opened one, and then
-// releases the session's lock.
+// sync waits for the disk when records were written since the last time
+// (Fsync durability, a file). The caller holds w.mu.
+func (w *Writer) sync() error {
+	if w.dur != Fsync || w.file == nil || !w.dirty {
+		return nil
+	}
+	if err := w.fsync(); err != nil {
+		return err
+	}
+	w.dirty = false
+	return nil
+}
+
+// Sync makes every record written so far durable (Fsync durability; with
+// Flush it does nothing more than Write did). A failure is sticky, as a
+// failed Write is.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.sync(); err != nil {
+		w.err = fmt.Errorf("audit log: sync: %w", err)
+		return w.err
+	}
+	return nil
+}
+
+// Close makes the records written so far durable (Fsync durability),
+// closes the underlying file, if the Writer opened one, and then releases
+// the session's lock.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	var err error
 	if w.err == nil {
+		if serr := w.sync(); serr != nil {
+			err = fmt.Errorf("audit log: sync on close: %w", serr)
+		}
 		w.err = ErrClosed
 	}
-	var err error
 	if w.file != nil && w.path != "" {
 		f := w.file
 		w.file = nil
-		err = f.Close()
+		err = errors.Join(err, f.Close())
 	}
 	lk := w.lock
 	w.lock = nil
