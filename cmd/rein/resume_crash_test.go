@@ -80,6 +80,17 @@ func checkResumedLog(t *testing.T, path string, complete bool) {
 	}
 }
 
+// hasStop reports whether the log at path has a stop record.
+func hasStop(t *testing.T, path string) bool {
+	t.Helper()
+	for _, r := range records(t, path) {
+		if r.Type == audit.Stop {
+			return true
+		}
+	}
+	return false
+}
+
 // Two rein resume of one session, started at once, many times: one goes
 // on, the other says the session is being resumed by the first (pid) and
 // exits 1, or, when the first was already done, that there is nothing to
@@ -172,6 +183,9 @@ func TestCrashKillDuringResume(t *testing.T) {
 				if _, ok, err := audit.Repair(path, time.Now()); err != nil || !ok {
 					t.Fatalf("session %d: repair: %v", i, err)
 				}
+			}
+			if hasStop(t, path) {
+				break // killed after it wrote its stop, on its way out
 			}
 			checkResumedLog(t, path, false)
 		}
