@@ -198,10 +198,11 @@ type Session struct {
 }
 
 // New checks opts and prepares a session. Nothing is written until it runs.
-func New(ctx context.Context, opts Options) (*Session, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+//
+// ctx is not kept: a session whose run's context is already cancelled
+// starts, records its stop as aborted and ends, as `rein run` does on an
+// early Ctrl-C.
+func New(_ context.Context, opts Options) (*Session, error) {
 	if opts.Model == nil {
 		return nil, errors.New("guarded: Options.Model is required")
 	}
@@ -243,7 +244,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	return &Session{spec: harness.Spec{
 		ID: session.NewID(time.Now()), Model: opts.Model, WorkDir: dir, Tools: opts.Tools, ReadLines: opts.ReadLines,
 		Policy: policy(opts, approver),
-		Asker: opts.Asker, NetAllow: opts.NetAllow, Limits: limits,
+		Asker:  opts.Asker, NetAllow: opts.NetAllow, Limits: limits,
 		AuditDir: opts.AuditDir, Durability: opts.Durability, RollbackDir: opts.RollbackDir, NoRollback: opts.NoRollback,
 		Meta: opts.Meta, Sandbox: opts.Sandbox.harness(), Announce: opts.Announce,
 		Redact: secret.NewRedactor(environ).Redact, System: system,
