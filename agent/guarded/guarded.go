@@ -157,10 +157,10 @@ type Options struct {
 
 // The sandbox backends a session can ask for (Sandbox.Backend).
 const (
-	SandboxAuto     = harness.SandboxAuto     // the strongest that works here: landlock, else docker (with an image)
-	SandboxLandlock = harness.SandboxLandlock // Landlock + seccomp + namespaces around each command
-	SandboxDocker   = harness.SandboxDocker   // a container per session (podman: Runtime "podman")
-	SandboxNone     = harness.SandboxNone     // commands run with the caller's rights: only when asked for
+	SandboxAuto     = "auto"     // the strongest that works here: landlock, else docker (with an image)
+	SandboxLandlock = "landlock" // Landlock + seccomp + namespaces around each command
+	SandboxDocker   = "docker"   // a container per session (podman: Runtime "podman")
+	SandboxNone     = "none"     // commands run with the caller's rights: only when asked for
 )
 
 // Sandbox is where a session's commands run. The zero value is the CLI's
