@@ -26,7 +26,6 @@ import (
 	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/budget"
-	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
@@ -64,7 +63,8 @@ type Scenario struct {
 	// ToolLimits caps side-effecting tools per run.
 	ToolLimits map[string]int
 	Limits     budget.Limits
-	// Expect is the ground-truth number, or "" when the task has none.
+	// Expect is the ground-truth number, or "" when the task has none;
+	// eval.CheckAnswer checks the answer against it.
 	Expect string
 
 	// What the scenario is built to show; `rein demo` reports a deviation.
@@ -244,13 +244,3 @@ func (d *Session) Replies() int {
 
 // Close removes the session's work dir.
 func (d *Session) Close() error { return os.RemoveAll(d.dir) }
-
-// Check is the ground-truth check of the scenario's answer
-// (eval.CheckAnswer): eval.CheckNone when it has no Expect.
-func (s Scenario) Check(res agent.Result) (string, error) {
-	c, err := eval.CheckAnswer(s.Expect, res.Stop == agent.StopDone, res.Answer)
-	if err != nil {
-		return "", fmt.Errorf("scenario %s: %w", s.Name, err)
-	}
-	return c, nil
-}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/agent"
-	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model/scripted"
@@ -74,5 +73,3 @@ func TestRunRefusesBadSpecs(t *testing.T) {
 		}
 	}
 }
-
-func maxSteps(n int) budget.Limits { return budget.Limits{MaxSteps: n} }
