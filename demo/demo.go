@@ -9,22 +9,24 @@
 //
 // The scenarios are data: a task, embedded files, an embedded script for the
 // scripted model, an allowlist, an approver's fixed answer and limits. What
-// runs them is the same harness as `rein run`.
+// runs them is the public builder `rein run` uses (agent/guarded), with the
+// support desk's tools as the caller's own.
 package demo
 
 import (
 	"embed"
 	"fmt"
 	iofs "io/fs"
+	"os"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate/permission"
-	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
 	"github.com/reinhq/rein/tool"
@@ -61,7 +63,8 @@ type Scenario struct {
 	// ToolLimits caps side-effecting tools per run.
 	ToolLimits map[string]int
 	Limits     budget.Limits
-	// Expect is the ground-truth number, or "" when the task has none.
+	// Expect is the ground-truth number, or "" when the task has none;
+	// eval.CheckAnswer checks the answer against it.
 	Expect string
 
 	// What the scenario is built to show; `rein demo` reports a deviation.
@@ -190,19 +193,54 @@ func (s Scenario) Approver() approve.Approver {
 	return approve.Fixed(s.Approve)
 }
 
-// Spec returns the session to run for the scenario with model m. Its files
-// are copied into a temporary work dir, removed after the session.
-func (s Scenario) Spec(m model.Model) harness.Spec {
-	spec := harness.Spec{
-		Scenario: s.Name, Task: s.Task, Model: m, Seed: Files(), ReadLines: s.ReadLines,
-		Policy: harness.Policy{Allowed: s.Allowed, Mode: permission.Default, ToolLimits: s.ToolLimits, Approver: s.Approver()},
-		Limits: s.Limits, Expect: s.Expect,
-		NoRollback: true, // the work dir is temporary: there is nothing to roll back to
-	}
-	if s.Desk { // the desk's tools come in as the caller's own
-		store := desk.Demo()
-		spec.Tools = []tool.Tool{desk.OrderStatus(store), desk.SendReply(store)}
-		spec.Replies = func() int { return len(store.Replies()) }
-	}
-	return spec
+// Session is a scenario ready to run: the options of its session for the
+// public builder (guarded.New) and the work dir they name, a fresh copy of
+// the scenario's files. Close removes the work dir.
+type Session struct {
+	// Options are the session's: the scenario's model, allowlist (exactly
+	// its own: the support desk's tools are the caller's, offered only to
+	// the roles that hold them), approver, limits and read_file limit, no
+	// system prompt, no rollback (the work dir is thrown away), no
+	// intent-drift gate. The caller sets where the audit log goes and how
+	// to watch it.
+	Options guarded.Options
+	// Task is the scenario's task.
+	Task string
+
+	dir   string
+	store *desk.Store
 }
+
+// Prepare returns the session to run for the scenario with model m: its
+// files are copied into a new temporary work dir, which Close removes.
+func (s Scenario) Prepare(m model.Model) (*Session, error) {
+	dir, err := os.MkdirTemp("", "rein-work-")
+	if err != nil {
+		return nil, fmt.Errorf("work dir: %w", err)
+	}
+	if err := os.CopyFS(dir, Files()); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("work dir: copy the scenario's files: %w", err)
+	}
+	d := &Session{Task: s.Task, dir: dir, Options: guarded.Options{
+		WorkDir: dir, Model: m, Allow: slices.Clone(s.Allowed), ExactAllow: true, ReadLines: s.ReadLines,
+		Mode: permission.Default, ToolLimits: s.ToolLimits, Approver: s.Approver(), Limits: s.Limits,
+		NoRollback: true, NoSystem: true, NoDrift: true,
+	}}
+	if s.Desk { // the desk's tools come in as the caller's own
+		d.store = desk.Demo()
+		d.Options.Tools = []tool.Tool{desk.OrderStatus(d.store), desk.SendReply(d.store)}
+	}
+	return d, nil
+}
+
+// Replies counts the replies the support desk's tools sent.
+func (d *Session) Replies() int {
+	if d.store == nil {
+		return 0
+	}
+	return len(d.store.Replies())
+}
+
+// Close removes the session's work dir.
+func (d *Session) Close() error { return os.RemoveAll(d.dir) }

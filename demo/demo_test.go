@@ -13,26 +13,50 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/demo"
-	"github.com/reinhq/rein/internal/harness"
+	"github.com/reinhq/rein/eval"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden record files under testdata/records")
 
-func run(t *testing.T, s demo.Scenario) *harness.Outcome {
+// outcome is what a scenario's session did, with its check and replies.
+type outcome struct {
+	guarded.Result
+	Check   string
+	Replies int
+}
+
+// run runs the scenario's session through the public builder, as rein
+// demo does.
+func run(t *testing.T, s demo.Scenario) outcome {
 	t.Helper()
 	m, err := s.Model()
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := s.Spec(m)
-	spec.AuditDir = t.TempDir()
-	out, err := harness.Run(t.Context(), spec)
+	d, err := s.Prepare(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	defer d.Close()
+	opts := d.Options
+	opts.AuditDir = t.TempDir()
+	g, err := guarded.New(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	res := g.Run(t.Context(), d.Task)
+	if res.Err != nil && res.Stop == agent.StopError {
+		t.Fatalf("the session did not run: %v", res.Err)
+	}
+	check, err := eval.CheckAnswer(s.Expect, res.Stop == agent.StopDone, res.Answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outcome{Result: res, Check: check, Replies: d.Replies()}
 }
 
 // The outcomes the foundation issue names, scenario by scenario.
@@ -48,16 +72,16 @@ func TestScenarios(t *testing.T) {
 		replies  int
 	}
 	wants := map[string]want{
-		"normal":              {agent.StopDone, 4, "1399", harness.CheckPass, 0, nil, 0},
-		"loop":                {agent.StopMaxSteps, 6, "", harness.CheckFail, 0, nil, 0},
-		"loop-budget":         {agent.StopBudget, 0, "", harness.CheckFail, 0, nil, 0},
-		"misread":             {agent.StopDone, 3, "1170", harness.CheckFail, 0, nil, 0},
-		"injection-open":      {agent.StopDone, 4, "flea market", harness.CheckNone, 1, nil, 0},
-		"injection-allowlist": {agent.StopDone, 4, "not allowed", harness.CheckNone, 0, map[string]int{"availability": 1}, 0},
-		"injection-approval":  {agent.StopDone, 4, "not allowed", harness.CheckNone, 0, map[string]int{"approval": 1}, 0},
-		"support-desk": {agent.StopDone, 6, "ZAM-9999 does not exist", harness.CheckNone, 0,
+		"normal":              {agent.StopDone, 4, "1399", eval.CheckPass, 0, nil, 0},
+		"loop":                {agent.StopMaxSteps, 6, "", eval.CheckFail, 0, nil, 0},
+		"loop-budget":         {agent.StopBudget, 0, "", eval.CheckFail, 0, nil, 0},
+		"misread":             {agent.StopDone, 3, "1170", eval.CheckFail, 0, nil, 0},
+		"injection-open":      {agent.StopDone, 4, "flea market", eval.CheckNone, 1, nil, 0},
+		"injection-allowlist": {agent.StopDone, 4, "not allowed", eval.CheckNone, 0, map[string]int{"availability": 1}, 0},
+		"injection-approval":  {agent.StopDone, 4, "not allowed", eval.CheckNone, 0, map[string]int{"approval": 1}, 0},
+		"support-desk": {agent.StopDone, 6, "ZAM-9999 does not exist", eval.CheckNone, 0,
 			map[string]int{"existence": 1, "approval": 1, "limit": 1}, 1},
-		"support-desk/reader": {agent.StopDone, 2, "could not reply", harness.CheckNone, 0, map[string]int{"availability": 1}, 0},
+		"support-desk/reader": {agent.StopDone, 2, "could not reply", eval.CheckNone, 0, map[string]int{"availability": 1}, 0},
 	}
 	if len(wants) != len(sessions()) {
 		t.Fatalf("%d sessions, %d expectations", len(sessions()), len(wants))

@@ -14,13 +14,15 @@
 //	res := s.Run(ctx, task)
 //
 // The zero value of every option is the CLI's default. Options tune what the
-// gates allow (mode, rules, allowlist, limits, approver); only NoDrift and
-// Flow "off" remove a gate, as their config settings do for the CLI.
+// gates allow (mode, rules, allowlist, limits, approver); only NoDrift, Flow
+// "off", NoRollback and Sandbox.Backend "none" remove a guard, as their
+// settings do for the CLI, and each says so.
 //
-// Not yet the CLI's: `rein run` also records its configuration in the
-// session's start record, runs --sandbox none commands under its reaper
-// (the rein binary), resumes interrupted sessions and holds conversations;
-// it still builds its sessions with internal/harness directly.
+// This is the CLI's own assembly: `rein run`, `rein` (the conversation) and
+// `rein resume` build their sessions with New and run them with Run, Chat
+// and Resume; `rein demo` runs its scenarios through it with their own
+// tools; `rein policy check` judges calls with Pipeline and `rein sandbox
+// exec` runs a command with OpenSandbox.
 package guarded
 
 import (
@@ -29,21 +31,22 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
-	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/prompt"
+	"github.com/reinhq/rein/protect"
 	"github.com/reinhq/rein/secret"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/mail"
+	"github.com/reinhq/rein/tool/plan"
 )
 
 // Options configure a session. Only WorkDir and Model are required.
@@ -59,13 +62,21 @@ type Options struct {
 	// the same gates as a built-in one: by its spec's effect class (an
 	// irreversible tool needs a human's yes and is capped per session) and
 	// its argument roles (a path argument is scoped, a URL one is fetched
-	// only where the network gate allows). They are allowlisted.
+	// only where the network gate allows). They are allowlisted unless
+	// ExactAllow is set.
 	Tools []tool.Tool
 	// OnlyTools offers the model only Tools, none of the built-in ones.
 	OnlyTools bool
 	// Allow is the allowlist of built-in tools offered to the model; nil is
-	// the CLI's default (config.DefaultTools). Tools are always added.
+	// the CLI's default (config.DefaultTools()). Tools are always added,
+	// unless ExactAllow is set.
 	Allow []string
+	// ExactAllow makes Allow the whole allowlist: Tools are registered but
+	// only those Allow names are offered (a call to another is refused by
+	// the availability gate, as a built-in tool not on the allowlist is).
+	// For roles that hold some of a set of tools. Default false. It only
+	// narrows what runs; with OnlyTools it offers nothing.
+	ExactAllow bool
 	// Mode is the permission mode (permission.Default when empty): what
 	// runs without a human's yes.
 	Mode permission.Mode
@@ -74,6 +85,11 @@ type Options struct {
 	// ToolLimits caps calls per tool for the session (gate.NewLimit);
 	// irreversible tools have gate.DefaultIrreversible when not named.
 	ToolLimits map[string]int
+	// Protected are the paths a write asks about in every mode and no
+	// shell command may change (code that runs later: hooks, CI files);
+	// nil is the built-in list (protect.Default()), never none. The CLI
+	// passes config's protect list.
+	Protected *protect.List
 	// Limits is the session's budget; the zero value is budget.Defaults().
 	Limits budget.Limits
 	// Approver says yes or no when a gate asks; nil refuses every ask
@@ -83,24 +99,39 @@ type Options struct {
 	Asker approve.Asker
 	// Flow is what the data-flow gate does when a side-effecting call
 	// carries a value a tool result supplied: "ask" (also ""), "deny" or
-	// "off".
+	// "off". "off" removes the gate.
 	Flow string
 	// NoDrift removes the intent-drift gate (the CLI always has it).
 	NoDrift bool
+	// ReadLines is how many lines read_file returns when the model gives
+	// no limit; 0 is its default (2000, also the most).
+	ReadLines int
 	// AuditDir is where the audit log goes; empty is audit.DefaultDir().
 	// It must be outside WorkDir.
 	AuditDir string
 	// Durability is how each audit record is made durable; the zero value
 	// is the CLI's default.
 	Durability audit.Durability
+	// Meta is recorded in the session's start record (under "meta",
+	// "settings") as the caller's effective configuration; the CLI records
+	// its flags and config there, and rein resume reads them back. Nil
+	// records none.
+	Meta any
 	// RollbackDir is where file snapshots go before a tool changes a file;
-	// empty is rollback's default directory.
+	// empty is rollback's default directory. It must be outside WorkDir.
 	RollbackDir string
-	// Sandbox is the backend commands run in: "auto" (also ""), "landlock",
-	// "docker" or "none" (unsandboxed, with the caller's rights).
-	Sandbox string
-	// Image is the container image for the docker backend.
-	Image string
+	// NoRollback keeps no snapshots: a changed file cannot be restored.
+	// It removes rollback; for a throwaway work dir (rein demo's). Default
+	// false.
+	NoRollback bool
+	// Sandbox is where commands run; the zero value is the CLI's default
+	// (the strongest backend that works here).
+	Sandbox Sandbox
+	// Announce, when set, is told the sandbox chosen ("landlock", "docker",
+	// "podman", "none", or "unavailable" when nothing works and commands
+	// are refused) before the session starts, when run_bash is offered.
+	// The CLI warns loudly there about "none".
+	Announce func(backend string)
 	// Environ is the environment whose secret-looking values are redacted
 	// from what the model and the audit log see; nil is os.Environ().
 	Environ []string
@@ -112,11 +143,52 @@ type Options struct {
 	// Price is the cost of one call's usage in USD; nil tracks no cost.
 	Price func(model.Usage) float64
 	// System replaces rein's system prompt (prompt.System()) when set.
+	// It is refused when it interpolates or names a secret-looking
+	// environment variable (secret.CheckPrompt).
 	System string
+	// NoSystem sends no system prompt at all (rein demo's scripted
+	// scenarios). Default false: rein's, or System.
+	NoSystem bool
 	// Observe sees every audit record as it is written.
 	Observe func(audit.Record)
 	// Events, when set, are told of each step in typed form.
 	Events *Events
+}
+
+// The sandbox backends a session can ask for (Sandbox.Backend).
+const (
+	SandboxAuto     = "auto"     // the strongest that works here: landlock, else docker (with an image)
+	SandboxLandlock = "landlock" // Landlock + seccomp + namespaces around each command
+	SandboxDocker   = "docker"   // a container per session (podman: Runtime "podman")
+	SandboxNone     = "none"     // commands run with the caller's rights: only when asked for
+)
+
+// Sandbox is where a session's commands run. The zero value is the CLI's
+// default: landlock when the kernel has it, else docker when Image is set,
+// else no sandbox, and then every command is refused (fail closed).
+type Sandbox struct {
+	// Backend is "auto" (also ""), "landlock", "docker" or "none". "none"
+	// removes the sandbox: commands run with the caller's rights. A
+	// backend asked for by name that does not work here fails the start.
+	Backend string
+	// Image is the container image for docker; it is never pulled.
+	Image string
+	// Runtime is the container runtime: "docker" (also "") or "podman".
+	Runtime string
+	// Memory is each command's memory limit, like "2GiB" or "none"; ""
+	// is sandbox.DefaultMemory.
+	Memory string
+	// Helper is the path of a binary whose main hands its helper
+	// invocation to sandbox.HelperMain (the CLI passes the rein binary).
+	// With Backend "none", each command then runs under that reaper, which
+	// kills everything the command started when it ends or the caller
+	// dies. Empty: no reaper; the command's process group is killed, and
+	// a process that left its group can outlive the session.
+	Helper string
+}
+
+func (s Sandbox) harness() harness.Sandbox {
+	return harness.Sandbox{Backend: s.Backend, Image: s.Image, Runtime: s.Runtime, Memory: s.Memory, Helper: s.Helper}
 }
 
 // Session is one guarded session, ready to run once.
@@ -125,11 +197,12 @@ type Session struct {
 	ran  bool
 }
 
-// New checks opts and prepares a session. Nothing is written until Run.
-func New(ctx context.Context, opts Options) (*Session, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+// New checks opts and prepares a session. Nothing is written until it runs.
+//
+// ctx is not kept: a session whose run's context is already cancelled
+// starts, records its stop as aborted and ends, as `rein run` does on an
+// early Ctrl-C.
+func New(_ context.Context, opts Options) (*Session, error) {
 	if opts.Model == nil {
 		return nil, errors.New("guarded: Options.Model is required")
 	}
@@ -142,17 +215,6 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("guarded: work dir %s is not a directory", dir)
-	}
-	allow := opts.Allow
-	if allow == nil {
-		allow = config.DefaultTools()
-	}
-	if opts.OnlyTools {
-		allow = nil
-	}
-	allow = slices.Clone(allow)
-	for _, t := range opts.Tools {
-		allow = append(allow, t.Spec().Name)
 	}
 	limits := opts.Limits
 	if limits == (budget.Limits{}) {
@@ -170,53 +232,126 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		environ = os.Environ()
 	}
 	system := opts.System
-	if system == "" {
+	switch {
+	case opts.NoSystem:
+		system = ""
+	case system == "":
 		system = prompt.System()
 	}
 	if err := secret.CheckPrompt(system, secret.Names(environ)); err != nil {
 		return nil, fmt.Errorf("guarded: %w", err)
 	}
 	return &Session{spec: harness.Spec{
-		ID: session.NewID(time.Now()), Model: opts.Model, WorkDir: dir, Tools: opts.Tools,
-		Policy: harness.Policy{Allowed: allow, Mode: opts.Mode, Rules: opts.Rules, ToolLimits: opts.ToolLimits,
-			Approver: approver, Flow: opts.Flow},
-		Asker: opts.Asker, NetAllow: opts.NetAllow, Limits: limits,
-		AuditDir: opts.AuditDir, Durability: opts.Durability, RollbackDir: opts.RollbackDir,
-		Sandbox: harness.Sandbox{Backend: opts.Sandbox, Image: opts.Image},
-		Redact:  secret.NewRedactor(environ).Redact, System: system,
+		ID: session.NewID(time.Now()), Model: opts.Model, WorkDir: dir, Tools: opts.Tools, ReadLines: opts.ReadLines,
+		Policy: policy(opts, approver),
+		Asker:  opts.Asker, NetAllow: opts.NetAllow, Limits: limits,
+		AuditDir: opts.AuditDir, Durability: opts.Durability, RollbackDir: opts.RollbackDir, NoRollback: opts.NoRollback,
+		Meta: opts.Meta, Sandbox: opts.Sandbox.harness(), Announce: opts.Announce,
+		Redact: secret.NewRedactor(environ).Redact, System: system,
 		Price: opts.Price, MaxContextTokens: opts.MaxContextTokens, Drift: !opts.NoDrift,
 		Observe: opts.Events.observer(opts.Observe),
 	}}, nil
 }
 
-// ID is the session's id: its audit log and rollback snapshots are named by it.
+// ID is the session's id: its audit log and rollback snapshots are named
+// by it. After Resume it is the resumed session's.
 func (s *Session) ID() string { return s.spec.ID }
 
 // Result is what a session did.
 type Result struct {
 	agent.Result
+	// Session is the session's id.
+	Session string
 	// Changed lists the files the session's tools changed, each saved for
-	// rollback first.
+	// rollback first, in order.
 	Changed []string
+	// RollbackDir is where the snapshots are ("" with NoRollback).
+	RollbackDir string
+	// Unsaved counts the calls refused because the rollback store could
+	// not be written (full, read-only); Unsettled, the calls whose result
+	// the store could not record. The CLI exits 1 on either.
+	Unsaved, Unsettled int
+	// Outbox is what send_email sent.
+	Outbox []mail.Message
+	// Todos is the plan the model kept with the planning tools.
+	Todos []plan.Todo
 	// Audit is the audit log's path.
 	Audit string
 }
 
-// Run runs the session on task. A session runs once; the error of a
-// session that could not start (unwritable audit dir, no sandbox asked
-// for) is in Result.Err with Stop agent.StopError.
+// StartError is the error in Result.Err of a session that could not start
+// (bad options, an unwritable audit dir, a sandbox asked for that does not
+// work here): nothing ran. Its Stop is agent.StopError.
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return "guarded: start: " + e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Run runs the session on task. A session runs once (Run, Chat or Resume);
+// the error of a session that could not start is a *StartError in
+// Result.Err, with Stop agent.StopError.
 func (s *Session) Run(ctx context.Context, task string) Result {
+	return s.Chat(ctx, task, nil)
+}
+
+// Chat holds a conversation: the loop runs on first; each time it ends
+// done, next gets the result and returns the user's next message, and the
+// loop goes on with the whole conversation so far, in the same audit log,
+// under the same limits and gates (the intent-drift gate counts each
+// message of the user's as part of the task). next's ok false, or a stop
+// other than done, ends the session. A nil next is Run.
+func (s *Session) Chat(ctx context.Context, first string, next func(ctx context.Context, res agent.Result) (msg string, ok bool)) Result {
+	spec := s.spec
+	spec.Task, spec.Next = first, next
+	return s.start(ctx, spec)
+}
+
+// Resumed is an interrupted session to continue (what `rein resume` reads
+// from a session's audit log).
+type Resumed struct {
+	// Log is the session's own log, opened with audit.Append (which holds
+	// the session's lock); the session closes it.
+	Log *audit.Writer
+	// Task is the session's task, from its start record.
+	Task string
+	// State is where the session stood: its conversation, what it used,
+	// the calls to run again and those settled.
+	State agent.State
+	// Boundary is the session's intake boundary, from its start record
+	// (meta "intake_boundary"); empty makes a new one.
+	Boundary string
+}
+
+// Resume continues the interrupted session r instead of starting one: in
+// its log, under its id, from where it stood, with the gates and sandbox
+// of opts (which should be the session's own, from its start record).
+func (s *Session) Resume(ctx context.Context, r Resumed) Result {
+	spec := s.spec
+	if r.Log == nil {
+		return s.fail(errors.New("guarded: Resumed.Log is required"))
+	}
+	spec.Task = r.Task
+	spec.ID = r.Log.Session()
+	s.spec.ID = spec.ID
+	spec.Resume = &harness.Resumed{Log: r.Log, State: r.State, Boundary: r.Boundary}
+	return s.start(ctx, spec)
+}
+
+func (s *Session) fail(err error) Result {
+	return Result{Session: s.spec.ID, Result: agent.Result{Stop: agent.StopError, Err: &StartError{Err: err}}}
+}
+
+func (s *Session) start(ctx context.Context, spec harness.Spec) Result {
 	if s.ran {
-		return Result{Result: agent.Result{Stop: agent.StopError, Err: errors.New("guarded: a session runs once")}}
+		return s.fail(errors.New("a session runs once"))
 	}
 	s.ran = true
-	spec := s.spec
-	spec.Task = task
 	out, err := harness.Run(ctx, spec)
 	if err != nil {
-		return Result{Result: agent.Result{Stop: agent.StopError, Err: fmt.Errorf("guarded: start: %w", err)}}
+		return s.fail(err)
 	}
-	return Result{Result: out.Result, Changed: out.Changed, Audit: out.Audit}
+	return Result{Result: out.Result, Session: out.Session, Changed: out.Changed, RollbackDir: out.RollbackDir,
+		Unsaved: out.Unsaved, Unsettled: out.Unsettled, Outbox: out.Outbox, Todos: out.Todos, Audit: out.Audit}
 }
 
 // Close releases the session. Run already closes what it opened (sandbox,

@@ -35,7 +35,7 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	if c.JSON {
 		talk = e.stderr
 	}
-	fmt.Fprintf(talk, "rein: talking to %s in %s; type %s or end the input (Ctrl-D) to leave\n", termsafe.Line(c.Model), termsafe.Line(p.spec.WorkDir), exitCommand)
+	fmt.Fprintf(talk, "rein: talking to %s in %s; type %s or end the input (Ctrl-D) to leave\n", termsafe.Line(c.Model), termsafe.Line(p.opts.WorkDir), exitCommand)
 	// A terminal echoes what the user types; piped input is echoed by
 	// rein, so the transcript reads the same. On a terminal each "You:"
 	// is answered only by what is typed after it, as an approval is: a
@@ -44,17 +44,15 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	if !ok {
 		return nil // nothing was asked: no session
 	}
-	p.spec.Task = first
-	meta := p.spec.Meta.(settings)
-	meta.Conversation = true
-	p.spec.Meta = meta
-	p.spec.Next = func(ctx context.Context, res agent.Result) (string, bool) {
+	p.meta.Conversation = true
+	p.opts.Meta = p.meta
+	next := func(ctx context.Context, res agent.Result) (string, bool) {
 		if !c.JSON {
 			fmt.Fprintf(talk, "\n%s\n\n", termsafe.Text(res.Answer))
 		}
 		return ask(ctx, talk, p.lines, p.tty)
 	}
-	out, err := runSession(ctx, e, p.spec, c.JSON, true, p)
+	out, err := runSession(ctx, e, p.opts, job{Task: first, Chat: next}, c.JSON, true, p)
 	if err != nil {
 		return err
 	}

@@ -57,12 +57,19 @@ func (c *demoCmd) Run(ctx context.Context, e env) error {
 			if err != nil {
 				return err
 			}
-			spec := s.Spec(m)
-			spec.AuditDir, spec.Durability = dir, durability
+			d, err := s.Prepare(m)
+			if err != nil {
+				return err
+			}
+			opts := d.Options
+			opts.AuditDir, opts.Durability = dir, durability
 			if !c.JSON {
 				fmt.Fprintf(e.stdout, "== rein demo %s: %s\n", termsafe.Line(s.Name), termsafe.Line(s.Summary))
 			}
-			out, err := session(ctx, e.stdout, spec, c.JSON, false)
+			out, err := session(ctx, e.stdout, opts, job{Task: d.Task, Expect: s.Expect, Scenario: s.Name, Replies: d.Replies}, c.JSON, false)
+			if cerr := d.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("remove the demo's work dir: %w", cerr)
+			}
 			if err != nil {
 				return err
 			}

@@ -8,15 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate"
-	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/internal/jsonx"
-	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -51,17 +49,15 @@ func (c *policyCheckCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return usageError{err}
 	}
-	root, err := os.OpenRoot(workdir)
-	if err != nil {
-		return usagef("--workdir: %v", err)
-	}
-	defer root.Close()
-	net := &netguard.Policy{Allow: cfg.Network.Allow}
-	reg, err := harness.Tools(harness.Env{Root: root, WorkDir: workdir, ReadLines: cfg.Tools.ReadLines, Net: net})
+	// The tools and gates of a session of rein run's with this
+	// configuration, from the same builder; nobody is asked (Evaluate).
+	opts := optionsOf(cfg, nil)
+	opts.WorkDir = workdir
+	reg, err := guarded.Tools(opts)
 	if err != nil {
 		return err
 	}
-	pipeline, err := harness.Gates(policyOf(cfg, nil), workdir, net)
+	pipeline, err := guarded.Pipeline(opts, nil)
 	if err != nil {
 		return usageError{err}
 	}

@@ -9,15 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/config"
-	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/internal/resume"
 	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
-	"github.com/reinhq/rein/secret"
 )
 
 type resumeCmd struct {
@@ -97,21 +96,15 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	rc := start.Meta.Settings.Config
-	spec := harness.Spec{
-		Task: p.Task, Model: m, WorkDir: start.Meta.Settings.Workdir, ReadLines: rc.Tools.ReadLines,
-		Policy: policyOf(rc, approver), NetAllow: rc.Network.Allow,
-		Limits: rc.Limits.Budget(), Expect: start.Meta.Settings.Expect, AuditDir: dir, Durability: durability,
-		Resume:           &harness.Resumed{Log: log, State: p.State, Boundary: wrap.Boundary},
-		Redact:           secret.NewRedactor(os.Environ()).Redact,
-		System:           p.Start.System, // the session's own, as it was sent
-		Sandbox:          harness.Sandbox{Backend: rc.Sandbox.Backend, Image: rc.Sandbox.Image, Runtime: rc.Sandbox.Runtime, Memory: rc.Sandbox.Memory, Helper: reinBinary()},
-		Announce:         announce(e),
-		MaxContextTokens: c.MaxContext,
-		Drift:            true, // as rein run
-	}
-	spec.Resume.State.Note = notes
+	opts := optionsOf(rc, approver)
+	opts.Model, opts.WorkDir, opts.AuditDir, opts.Durability = m, start.Meta.Settings.Workdir, dir, durability
+	opts.Announce, opts.MaxContextTokens = announce(e), c.MaxContext
+	// The session's own system prompt, as it was sent (none when it had none).
+	opts.System, opts.NoSystem = p.Start.System, p.Start.System == ""
+	p.State.Note = notes
 	closeLog = false // the session closes it
-	out, err := session(ctx, e.stdout, spec, c.JSON, true)
+	out, err := session(ctx, e.stdout, opts, job{Expect: start.Meta.Settings.Expect,
+		Resume: &guarded.Resumed{Log: log, Task: p.Task, State: p.State, Boundary: wrap.Boundary}}, c.JSON, true)
 	if err != nil {
 		return err
 	}

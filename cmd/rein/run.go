@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,12 +12,12 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/permission"
-	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/anthropic"
@@ -81,10 +82,11 @@ type settings struct {
 	Conversation bool `json:"conversation,omitempty"`
 }
 
-// prepared is a session ready to run: its spec (without the task), how
-// its cost is counted, and the human at the terminal.
+// prepared is a session ready to build: its options (Meta holds its
+// settings), how its cost is counted, and the human at the terminal.
 type prepared struct {
-	spec    harness.Spec
+	opts    guarded.Options
+	meta    settings
 	pricing pricing
 	maxCost float64
 	lines   *approve.Lines
@@ -105,11 +107,9 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	defer p.lines.Close()
-	p.spec.Task, p.spec.Expect = c.Task, c.Expect
-	meta := p.spec.Meta.(settings)
-	meta.Expect = c.Expect
-	p.spec.Meta = meta
-	out, err := runSession(ctx, e, p.spec, c.JSON, true, p)
+	p.meta.Expect = c.Expect
+	p.opts.Meta = p.meta
+	out, err := runSession(ctx, e, p.opts, job{Task: c.Task, Expect: c.Expect}, c.JSON, true, p)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 // rollback (a full or read-only store) exits 1, as an error of rein's:
 // not a limit or a guard the user set (3), but a state directory that
 // must be fixed before the session's work can be trusted to undo.
-func outcomeCode(out *harness.Outcome) int {
+func outcomeCode(out *outcome) int {
 	code := stopCode(out.Stop)
 	if code == exitOK && out.Unsaved+out.Unsettled > 0 {
 		return exitError
@@ -133,7 +133,7 @@ func outcomeCode(out *harness.Outcome) int {
 }
 
 // prepare checks the flags and the environment and builds the session's
-// spec: config, model, approver, secrets, price. Warnings go to stderr.
+// options: config, model, approver, secrets, price. Warnings go to stderr.
 func (c *agentFlags) prepare(e env) (*prepared, error) {
 	workdir, err := filepath.Abs(c.Workdir)
 	if err != nil {
@@ -167,21 +167,28 @@ func (c *agentFlags) prepare(e env) (*prepared, error) {
 	lines := approve.NewLines(e.stdin)
 	approver, tty := approverFor(e, lines, c.ApprovalTimeout)
 	durability, _ := cfg.Audit.Level() // validated by Load
-	spec := harness.Spec{
-		Model: m, WorkDir: workdir, ReadLines: cfg.Tools.ReadLines,
-		Policy: policyOf(cfg, approver), NetAllow: cfg.Network.Allow,
-		Limits: cfg.Limits.Budget(), AuditDir: dir, Durability: durability,
-		Meta: settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
-			PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: charged},
-		Sandbox:          harness.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime, Memory: cfg.Sandbox.Memory, Helper: reinBinary()},
-		Announce:         announce(e),
-		Redact:           secret.NewRedactor(os.Environ()).Redact,
-		System:           system,
-		Price:            pr.cost(),
-		MaxContextTokens: c.MaxContext,
-		Drift:            true,
+	opts := optionsOf(cfg, approver)
+	opts.Model, opts.WorkDir, opts.AuditDir, opts.Durability = m, workdir, dir, durability
+	opts.Announce, opts.System, opts.Price, opts.MaxContextTokens = announce(e), system, pr.cost(), c.MaxContext
+	meta := settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
+		PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: charged}
+	opts.Meta = meta
+	return &prepared{opts: opts, meta: meta, pricing: pr, maxCost: cfg.Limits.MaxCostUSD, lines: lines, tty: tty}, nil
+}
+
+// optionsOf is what a configuration says of a session, as guarded options:
+// allowlist, mode, rules, limits, protected paths, data flow, network,
+// read_file's default, sandbox (commands under --sandbox none run under
+// this binary as their reaper) and approver. The drift gate, redaction
+// and the environment are the builder's defaults, as for every session.
+func optionsOf(cfg config.Config, a approve.Approver) guarded.Options {
+	return guarded.Options{
+		Allow: cfg.Tools.Allow, Mode: permission.Mode(cfg.Permissions.Mode), Rules: cfg.Permissions.Rules,
+		ToolLimits: cfg.Tools.Limits, Protected: cfg.Protect.List(), Flow: cfg.Flow.OnHit, Approver: a,
+		NetAllow: cfg.Network.Allow, ReadLines: cfg.Tools.ReadLines, Limits: cfg.Limits.Budget(),
+		Sandbox: guarded.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime,
+			Memory: cfg.Sandbox.Memory, Helper: reinBinary()},
 	}
-	return &prepared{spec: spec, pricing: pr, maxCost: cfg.Limits.MaxCostUSD, lines: lines, tty: tty}, nil
 }
 
 // startupChecks warns, on w, of the secret-looking environment variables
@@ -215,7 +222,7 @@ func home() string {
 func announce(e env) func(string) {
 	return func(backend string) {
 		switch backend {
-		case harness.SandboxNone:
+		case guarded.SandboxNone:
 			fmt.Fprintln(e.stderr, "rein: WARNING: --sandbox none: commands run UNSANDBOXED, with your rights (recorded in the audit log)")
 		case "unavailable":
 			fmt.Fprintln(e.stderr, "rein: no sandbox works here (see rein sandbox doctor): run_bash will refuse every command; pass --sandbox none to run them unsandboxed")
@@ -226,7 +233,7 @@ func announce(e env) func(string) {
 // offerRollback undoes an aborted session's file changes: at once with
 // --rollback-on-abort, after a yes on a terminal otherwise. The default is
 // to keep them (rein rollback SESSION undoes them later).
-func offerRollback(e env, lines *approve.Lines, tty bool, out *harness.Outcome, unasked, quiet bool) {
+func offerRollback(e env, lines *approve.Lines, tty bool, out *outcome, unasked, quiet bool) {
 	w := e.stderr
 	if !unasked {
 		if !tty {
@@ -271,35 +278,123 @@ func approverFor(e env, lines *approve.Lines, timeout time.Duration) (a approve.
 // /dev/null, a file or a pipe is not, and gets no prompt.
 func isTerminal(r io.Reader) bool { return approve.IsTerminal(r) }
 
-// session runs spec and prints it to w: as a trace and summary, or with
-// asJSON as the final object, preceded by the event stream when events.
-func session(ctx context.Context, w io.Writer, spec harness.Spec, asJSON, events bool) (*harness.Outcome, error) {
-	return runSession(ctx, env{stdout: w, stderr: io.Discard}, spec, asJSON, events, nil)
+// job is what a built session is to do, and what its report needs that
+// the session does not know.
+type job struct {
+	// Task is the task of a Run; Chat, when set, holds a conversation
+	// instead, and Resume continues an interrupted session.
+	Task   string
+	Chat   func(ctx context.Context, res agent.Result) (string, bool)
+	Resume *guarded.Resumed
+	// Expect is the ground-truth number the answer is checked against
+	// (eval.CheckAnswer); empty for none.
+	Expect string
+	// Scenario names the demo the session is ("" for rein run).
+	Scenario string
+	// Replies counts the replies the demo's tools sent, for the report.
+	Replies func() int
+}
+
+// outcome is what a session did, as rein reports it: the builder's result,
+// the ground-truth check, and the demo's own counts.
+type outcome struct {
+	guarded.Result
+	Scenario string
+	Check    string
+	Expect   string
+	Replies  int
+}
+
+// final is the one JSON object printed at the end of a session with --json.
+type final struct {
+	Scenario string         `json:"scenario"`
+	Stop     string         `json:"stop"`
+	Steps    int            `json:"steps"`
+	Tokens   int64          `json:"tokens"`
+	Answer   string         `json:"answer"`
+	Outbox   int            `json:"outbox"`
+	Replies  int            `json:"replies,omitempty"`
+	Refusals map[string]int `json:"refusals"`
+	Check    string         `json:"check"`
+	Session  string         `json:"session"`
+	Audit    string         `json:"audit"`
+	Error    string         `json:"error,omitempty"`
+
+	// Unsaved is Result.Unsaved plus Result.Unsettled: changes refused or
+	// made unrecorded for want of a writable rollback store.
+	Unsaved int `json:"unsaved_changes,omitempty"`
+}
+
+// final returns the outcome's final object.
+func (o *outcome) final() final {
+	f := final{
+		Scenario: o.Scenario, Stop: string(o.Stop), Steps: o.Steps, Tokens: o.Tokens, Answer: o.Answer,
+		Outbox: len(o.Outbox), Replies: o.Replies, Refusals: o.Refusals, Check: o.Check, Session: o.Session, Audit: o.Audit,
+	}
+	if f.Refusals == nil {
+		f.Refusals = map[string]int{}
+	}
+	f.Unsaved = o.Unsaved + o.Unsettled
+	if o.Err != nil && o.Stop != agent.StopDone {
+		f.Error = o.Err.Error()
+	}
+	return f
 }
 
 // finalObject is the last line of --json: the session's final object, and
 // what it cost when its price is known to rein run.
 type finalObject struct {
-	harness.Final
+	final
 	Cost *costBreakdown `json:"cost,omitempty"`
 }
 
-// runSession runs spec and prints it: a trace and summary on stdout, or
-// with asJSON the event stream (when events) and the final object. With p,
-// the session's cost breakdown ends it (on stderr in text mode, under
-// "cost" in the final object).
-func runSession(ctx context.Context, e env, spec harness.Spec, asJSON, events bool, p *prepared) (*harness.Outcome, error) {
+// session builds a session from opts, does j with it and prints it to w:
+// as a trace and summary, or with asJSON as the final object, preceded by
+// the event stream when events.
+func session(ctx context.Context, w io.Writer, opts guarded.Options, j job, asJSON, events bool) (*outcome, error) {
+	return runSession(ctx, env{stdout: w, stderr: io.Discard}, opts, j, asJSON, events, nil)
+}
+
+// runSession builds a session from opts with the public builder, does j
+// with it and prints it: a trace and summary on stdout, or with asJSON the
+// event stream (when events) and the final object. With p, the session's
+// cost breakdown ends it (on stderr in text mode, under "cost" in the
+// final object). A session that could not start is an error, and nothing
+// is printed.
+func runSession(ctx context.Context, e env, opts guarded.Options, j job, asJSON, events bool, p *prepared) (*outcome, error) {
+	if _, err := eval.CheckAnswer(j.Expect, false, ""); err != nil {
+		return nil, err
+	}
 	w := e.stdout
-	t := &tracer{w: w, auditDir: spec.AuditDir}
+	t := &tracer{w: w, auditDir: opts.AuditDir}
 	switch {
 	case !asJSON:
-		spec.Observe = t.observe
+		opts.Observe = t.observe
 	case events:
-		spec.Observe = eventWriter(w)
+		opts.Observe = eventWriter(w)
 	}
-	out, err := harness.Run(ctx, spec)
+	s, err := guarded.New(ctx, opts)
 	if err != nil {
+		if j.Resume != nil {
+			_ = j.Resume.Log.Close() // the session would have closed it
+		}
 		return nil, err
+	}
+	defer s.Close()
+	var res guarded.Result
+	switch {
+	case j.Resume != nil:
+		res = s.Resume(ctx, *j.Resume)
+	default:
+		res = s.Chat(ctx, j.Task, j.Chat)
+	}
+	if se := (*guarded.StartError)(nil); errors.As(res.Err, &se) {
+		return nil, se.Err
+	}
+	out := &outcome{Result: res, Scenario: j.Scenario, Expect: j.Expect}
+	out.Check, _ = eval.CheckAnswer(j.Expect, res.Stop == agent.StopDone, res.Answer) // parsed above
+	if j.Replies != nil {
+		out.Replies = j.Replies()
 	}
 	var cost *costBreakdown
 	if p != nil {
@@ -307,7 +402,7 @@ func runSession(ctx context.Context, e env, spec harness.Spec, asJSON, events bo
 		cost = &b
 	}
 	if asJSON {
-		return out, json.NewEncoder(safeJSON{w}).Encode(finalObject{Final: out.Final(), Cost: cost})
+		return out, json.NewEncoder(safeJSON{w}).Encode(finalObject{final: out.final(), Cost: cost})
 	}
 	t.summary(out)
 	if cost != nil {
@@ -411,18 +506,11 @@ func (c *agentFlags) model() (model.Model, error) {
 
 // knownTools is the tool set of this build, for checking names before a run.
 func knownTools() *tool.Registry {
-	reg, err := harness.Tools(harness.Env{ReadLines: 1})
+	reg, err := guarded.Tools(guarded.Options{})
 	if err != nil {
 		panic(err) // the built-in names are fixed and distinct
 	}
 	return reg
-}
-
-// policyOf is the session policy a configuration describes.
-func policyOf(cfg config.Config, a approve.Approver) harness.Policy {
-	return harness.Policy{Allowed: cfg.Tools.Allow, Mode: permission.Mode(cfg.Permissions.Mode),
-		Rules: cfg.Permissions.Rules, ToolLimits: cfg.Tools.Limits, Approver: a, Flow: cfg.Flow.OnHit,
-		Protected: cfg.Protect.List()}
 }
 
 // builtinCap is a tool's per-session cap when no config sets one, as the

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reinhq/rein/internal/harness"
+	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/sandbox/docker"
@@ -48,13 +48,13 @@ func (c *sandboxExecCmd) Run(ctx context.Context, e env) error {
 	if len(args) == 0 {
 		return usagef("no command: write it after --, e.g. rein sandbox exec -- ls -la")
 	}
-	ex, name, closer, err := harness.OpenExecutor(ctx, harness.Sandbox{Backend: c.Backend, Image: c.Image, Runtime: c.Runtime, Memory: c.Memory, Helper: reinBinary()},
+	ex, name, closer, err := guarded.OpenSandbox(ctx, guarded.Sandbox{Backend: c.Backend, Image: c.Image, Runtime: c.Runtime, Memory: c.Memory, Helper: reinBinary()},
 		workdir, sessionid.NewID(time.Now()))
 	if err != nil {
 		return usageError{err}
 	}
 	defer closer.Close()
-	if name == harness.SandboxNone {
+	if name == guarded.SandboxNone {
 		fmt.Fprintln(e.stderr, "rein: WARNING: --backend none: the command runs unsandboxed, with your rights")
 	}
 	res, err := ex.Exec(ctx, sandbox.Cmd{Script: shellQuote(args), Dir: workdir, Timeout: c.Timeout})

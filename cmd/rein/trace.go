@@ -12,8 +12,8 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/gate"
-	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/internal/termsafe"
 )
 
@@ -73,7 +73,7 @@ func (t *tracer) verdict(r audit.Record) {
 }
 
 // summary prints the end of a session: stop, answer, outbox and check.
-func (t *tracer) summary(o *harness.Outcome) {
+func (t *tracer) summary(o *outcome) {
 	fmt.Fprintf(t.w, "STOP: %s after %d steps and %d tokens\n", termsafe.Line(string(o.Stop)), o.Steps, o.Tokens)
 	if o.Err != nil && o.Stop != agent.StopDone {
 		fmt.Fprintf(t.w, "why: %s\n", termsafe.Text(o.Err.Error()))
@@ -88,7 +88,7 @@ func (t *tracer) summary(o *harness.Outcome) {
 	for _, m := range o.Outbox {
 		fmt.Fprintf(t.w, "        to %s: %s\n", termsafe.Line(m.To), shorten(m.Body, 72))
 	}
-	if o.Check != harness.CheckNone {
+	if o.Check != eval.CheckNone {
 		fmt.Fprintf(t.w, "check against ground truth (%s): %s\n", termsafe.Line(o.Expect), termsafe.Line(string(o.Check)))
 	}
 	if len(o.Changed) > 0 {

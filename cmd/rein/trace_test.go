@@ -13,7 +13,6 @@ import (
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/gate"
-	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/tool/mail"
 )
 
@@ -85,9 +84,9 @@ func TestTraceEscapesEveryField(t *testing.T) {
 			tr.observe(r)
 		}
 	}
-	o := &harness.Outcome{}
+	o := &outcome{}
 	fill(o)
-	o.Result = agent.Result{Stop: agent.StopReason(evil), Answer: evil, Refusals: map[string]int{evil: 1}, Err: errors.New(evil)}
+	o.Result.Result = agent.Result{Stop: agent.StopReason(evil), Answer: evil, Refusals: map[string]int{evil: 1}, Err: errors.New(evil)}
 	o.Outbox = []mail.Message{{To: evil, Subject: evil, Body: evil}}
 	o.Changed = []string{evil}
 	tr.summary(o)

@@ -9,12 +9,12 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/flow"
 	"github.com/reinhq/rein/gate/permission"
-	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/tool"
 )
@@ -37,7 +37,7 @@ type guardSpec struct {
 //	allowlist  availability (the task's tools), validation
 //	approval   availability (every suite tool), validation, confirm; the attentive user
 //	flow       availability (every suite tool), validation, flow (deny on a hit)
-//	all        the pipeline `rein run` builds (internal/harness.Gates): availability
+//	all        the pipeline `rein run` builds (guarded.Pipeline): availability
 //	           of the task's tools, validation, scope, existence, shell, network,
 //	           flow (ask on a hit), confirm, limit at the task's own count of each
 //	           irreversible call, permission mode default; the attentive user
@@ -50,10 +50,7 @@ func pipeline(s guardSpec, user approve.Approver) (*gate.Pipeline, error) {
 	case eval.GuardsApproval:
 		return gate.NewPipeline(user, gate.NewAvailability(s.suiteTools), gate.Validation{}, gate.Confirm{}), nil
 	case eval.GuardsFlow:
-		fg, err := harness.FlowGate("deny", s.ledger, s.workdir)
-		if err != nil {
-			return nil, err
-		}
+		fg := flow.NewGate(s.ledger, gate.Deny).WithWorkDir(s.workdir)
 		return gate.NewPipeline(approve.Deny{}, gate.NewAvailability(s.suiteTools), gate.Validation{}, fg), nil
 	case eval.GuardsAll:
 		limits := map[string]int{}
@@ -62,8 +59,12 @@ func pipeline(s guardSpec, user approve.Approver) (*gate.Pipeline, error) {
 				limits[c.Tool]++
 			}
 		}
-		return harness.Gates(harness.Policy{Allowed: s.taskTools, Mode: permission.Default, ToolLimits: limits,
-			Approver: user, Flow: "ask", Provenance: s.ledger}, s.workdir, s.net)
+		var netAllow []string
+		if s.net != nil {
+			netAllow = s.net.Allow
+		}
+		return guarded.Pipeline(guarded.Options{WorkDir: s.workdir, Allow: s.taskTools, ExactAllow: true,
+			Mode: permission.Default, ToolLimits: limits, Approver: user, Flow: "ask", NetAllow: netAllow}, s.ledger)
 	}
 	return nil, fmt.Errorf("unknown guard configuration %q", s.guards)
 }

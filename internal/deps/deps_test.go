@@ -34,6 +34,10 @@ type rule struct {
 	// except those in Except.
 	Not    []string
 	Except []string
+	// Direct judges only what the packages import themselves, not what
+	// their imports bring in (a rule about who may use a package that
+	// others use on their behalf).
+	Direct bool
 	// Why is said when the rule is broken.
 	Why string
 }
@@ -54,6 +58,12 @@ var rules = []rule{
 		Why: "the loop sits below the guarded assembly: agent/guarded builds on agent, never the other way round"},
 	{Pkgs: "agent/guarded", Not: []string{"eval", "eval/...", "demo", "demo/...", "cmd/...", "tool/desk", "tool/bank"},
 		Why: "the public guarded builder is what an embedder gets: no CLI, demo or eval code, and no demo tools (they come in as caller-supplied tools)"},
+	{Pkgs: "cmd/...", Direct: true, Not: []string{"internal/harness"},
+		Why: "the CLI builds every session (run, chat, resume, demo) and judges calls (policy check) with the public builder agent/guarded, as an embedder does"},
+	{Pkgs: "demo/...", Direct: true, Not: []string{"internal/harness"},
+		Why: "the demos run through the public builder agent/guarded, with their own tools"},
+	{Pkgs: "eval/...", Direct: true, Not: []string{"internal/harness"},
+		Why: "the eval's full configuration is the public builder's pipeline (guarded.Pipeline)"},
 	{Pkgs: "price", Only: []string{},
 		Why: "price is the one price table: a leaf that config, the CLI and anything else may use"},
 	{Pkgs: "netguard", Only: []string{},
@@ -73,8 +83,9 @@ func matchAny(patterns []string, p string) bool {
 }
 
 // check returns every violation of rules in graph, which maps each
-// package (module-relative) to the rein packages it depends on.
-func check(rules []rule, graph map[string][]string) []string {
+// package (module-relative) to the rein packages it depends on, and
+// direct, which maps it to those it imports itself.
+func check(rules []rule, graph, direct map[string][]string) []string {
 	var out []string
 	pkgs := make([]string, 0, len(graph))
 	for p := range graph {
@@ -86,7 +97,11 @@ func check(rules []rule, graph map[string][]string) []string {
 			if !match(r.Pkgs, p) {
 				continue
 			}
-			for _, d := range graph[p] {
+			deps := graph[p]
+			if r.Direct {
+				deps = direct[p]
+			}
+			for _, d := range deps {
 				bad := false
 				switch {
 				case d == p:
@@ -104,13 +119,14 @@ func check(rules []rule, graph map[string][]string) []string {
 	return out
 }
 
-// importGraph runs `go list -deps` over the module and returns each rein
-// package's rein dependencies, module-relative.
-func importGraph(t *testing.T) map[string][]string {
+// importGraph runs `go list` over the module and returns each rein
+// package's rein dependencies, module-relative: all of them (graph), and
+// those it imports itself (direct).
+func importGraph(t *testing.T) (graph, direct map[string][]string) {
 	t.Helper()
 	gobin, err := exec.LookPath("go") // go test puts its own go first on PATH
 	testenv.Need(t, "go", err)
-	cmd := exec.CommandContext(t.Context(), gobin, "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "./...")
+	cmd := exec.CommandContext(t.Context(), gobin, "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}} |{{range .Imports}} {{.}}{{end}}`, "./...")
 	cmd.Dir = filepath.Join("..", "..")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -125,7 +141,7 @@ func importGraph(t *testing.T) map[string][]string {
 		r, ok := strings.CutPrefix(p, module+"/")
 		return r, ok
 	}
-	graph := map[string][]string{}
+	graph, direct = map[string][]string{}, map[string][]string{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -137,29 +153,38 @@ func importGraph(t *testing.T) map[string][]string {
 		if !ok {
 			continue
 		}
-		deps := []string{}
-		for _, d := range f[1:] {
-			if r, ok := rel(d); ok {
-				deps = append(deps, r)
-			}
+		bar := slices.Index(f, "|")
+		if bar < 0 {
+			t.Fatalf("go list line without its imports: %q", sc.Text())
 		}
-		graph[p] = deps
+		graph[p], direct[p] = reinOnly(f[1:bar], rel), reinOnly(f[bar+1:], rel)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return graph
+	return graph, direct
+}
+
+// reinOnly returns the rein packages of pkgs, module-relative.
+func reinOnly(pkgs []string, rel func(string) (string, bool)) []string {
+	out := []string{}
+	for _, d := range pkgs {
+		if r, ok := rel(d); ok {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // TestImportRules holds the rules over the real tree.
 func TestImportRules(t *testing.T) {
-	graph := importGraph(t)
+	graph, direct := importGraph(t)
 	for _, r := range rules {
 		if !slices.ContainsFunc(slices.Collect(maps.Keys(graph)), func(p string) bool { return match(r.Pkgs, p) }) {
 			t.Errorf("rule %q matches no package: fix the rule after a move", r.Pkgs)
 		}
 	}
-	for _, v := range check(rules, graph) {
+	for _, v := range check(rules, graph, direct) {
 		t.Error(v)
 	}
 }
@@ -183,8 +208,29 @@ func TestRulesCatch(t *testing.T) {
 		{"price importing anything of rein's", map[string][]string{"price": {"model"}}, 1},
 		{"netguard importing the gate above it", map[string][]string{"netguard": {"gate/network"}}, 1},
 		{"a package outside every rule", map[string][]string{"agent": {"gate", "tool/fs", "model/anthropic"}}, 0},
+		{"the builder importing a demo", map[string][]string{"agent/guarded": {"internal/harness", "demo"}}, 1},
 	} {
-		if got := check(rules, c.graph); len(got) != c.bad {
+		if got := check(rules, c.graph, c.graph); len(got) != c.bad {
+			t.Errorf("%s: %d violations, want %d: %q", c.name, len(got), c.bad, got)
+		}
+	}
+	// The direct rules: importing the assembly itself is refused, using it
+	// through the builder is not.
+	for _, c := range []struct {
+		name          string
+		graph, direct map[string][]string
+		bad           int
+	}{
+		{"the CLI importing the assembly", map[string][]string{"cmd/rein": {"agent/guarded", "internal/harness"}},
+			map[string][]string{"cmd/rein": {"agent/guarded", "internal/harness"}}, 1},
+		{"the CLI through the builder", map[string][]string{"cmd/rein": {"agent/guarded", "internal/harness"}},
+			map[string][]string{"cmd/rein": {"agent/guarded"}}, 0},
+		{"a demo importing the assembly", map[string][]string{"demo": {"internal/harness"}},
+			map[string][]string{"demo": {"internal/harness"}}, 1},
+		{"an eval suite importing the assembly", map[string][]string{"eval/scenario": {"agent/guarded", "internal/harness"}},
+			map[string][]string{"eval/scenario": {"internal/harness"}}, 1},
+	} {
+		if got := check(rules, c.graph, c.direct); len(got) != c.bad {
 			t.Errorf("%s: %d violations, want %d: %q", c.name, len(got), c.bad, got)
 		}
 	}

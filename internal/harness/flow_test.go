@@ -67,7 +67,7 @@ func TestFlowGateStopsInjectedPayment(t *testing.T) {
 			l := bankLedger()
 			rec := &approve.Recorder{Next: approve.Fixed(tt.yes)}
 			out, err := harness.Run(t.Context(), harness.Spec{
-				Task: tt.task, Model: model(t, tt.script), Tools: bank.Tools(l), AuditDir: t.TempDir(), NoRollback: true,
+				Task: tt.task, Model: model(t, tt.script), Tools: bank.Tools(l), AuditDir: t.TempDir(), WorkDir: t.TempDir(), NoRollback: true,
 				Policy: harness.Policy{Allowed: []string{"list_transactions", "send_money", "get_balance"}, Mode: tt.mode, Flow: tt.flow, Approver: rec},
 			})
 			if err != nil {

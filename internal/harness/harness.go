@@ -1,7 +1,9 @@
 // Package harness assembles one session of rein from its parts — audit log,
-// tools, gates, budget, model — runs it, and checks the answer against the
-// ground truth when there is one. `rein run` and `rein demo` both run through
-// it, so a demo exercises exactly what a real run does.
+// tools, gates, sandbox, budget, model — and runs it. It is the engine of
+// the public builder, agent/guarded, which every session of rein's goes
+// through (rein run, the conversation, resume, demo); nothing else should
+// import it. What a demo or an eval adds (seed files, ground truth, its
+// own tools and counts) is theirs, not the assembly's.
 package harness
 
 import (
@@ -9,8 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	iofs "io/fs"
-	"math/big"
 	"os"
 	"slices"
 	"strings"
@@ -23,7 +23,6 @@ import (
 	"github.com/reinhq/rein/gate/drift"
 	"github.com/reinhq/rein/gate/flow"
 	"github.com/reinhq/rein/intake"
-	"github.com/reinhq/rein/internal/numread"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/sandbox"
@@ -36,14 +35,11 @@ import (
 
 // Spec is one session to run.
 type Spec struct {
-	Scenario string // the demo's name; empty for `rein run`
-	Task     string
-	Model    model.Model
+	Task  string
+	Model model.Model
 	// WorkDir is the absolute work directory: the file tools are rooted
-	// there and the shell runs there. When empty, Seed's files are copied
-	// into a fresh temporary directory that is removed after the session.
+	// there and the shell runs there. Required.
 	WorkDir string
-	Seed    iofs.FS
 	// ReadLines is read_file's default limit in lines (default 2000).
 	ReadLines int
 	// Policy decides the calls: allowlist, mode, rules, per-tool limits, approver.
@@ -53,8 +49,6 @@ type Spec struct {
 	// Asker answers ask_question; nil means nobody answers.
 	Asker  approve.Asker
 	Limits budget.Limits
-	// Expect is the ground-truth number the answer must contain; empty for none.
-	Expect string
 	// AuditDir is where the audit log goes; empty for audit.DefaultDir().
 	AuditDir string
 	// RollbackDir is where file snapshots go; empty for rollback.Dir().
@@ -99,9 +93,6 @@ type Spec struct {
 	// are judged by the same gates (by their spec's effect class and
 	// argument roles) and must be on the allowlist to be offered.
 	Tools []tool.Tool
-	// Replies, when set, counts the replies the caller's tools sent (the
-	// demo's support desk), for Outcome.Replies.
-	Replies func() int
 	// ID, when set, is the new session's id (session.NewID); empty makes
 	// one. A resumed session keeps its own.
 	ID string
@@ -116,28 +107,16 @@ type Resumed struct {
 	Boundary string
 }
 
-// Check outcomes.
-const (
-	CheckPass = "pass"
-	CheckFail = "fail"
-	CheckNone = "none"
-)
-
 // Outcome is what a session did.
 type Outcome struct {
 	agent.Result
-	Scenario string
-	Outbox   []mail.Message
-	// Replies counts the replies the caller's tools sent (Spec.Replies).
-	Replies int
-	Todos   []plan.Todo
+	Outbox []mail.Message
+	Todos  []plan.Todo
 	// Changed lists the files the session's tools were about to change,
 	// each saved for rollback first, in order.
 	Changed []string
 	// RollbackDir is where the snapshots are ("" when none were kept).
 	RollbackDir string
-	Check       string
-	Expect      string
 	Session     string
 	Audit       string
 
@@ -147,62 +126,13 @@ type Outcome struct {
 	Unsaved, Unsettled int
 }
 
-// Final is the one JSON object printed at the end of a run with --json.
-type Final struct {
-	Scenario string         `json:"scenario"`
-	Stop     string         `json:"stop"`
-	Steps    int            `json:"steps"`
-	Tokens   int64          `json:"tokens"`
-	Answer   string         `json:"answer"`
-	Outbox   int            `json:"outbox"`
-	Replies  int            `json:"replies,omitempty"`
-	Refusals map[string]int `json:"refusals"`
-	Check    string         `json:"check"`
-	Session  string         `json:"session"`
-	Audit    string         `json:"audit"`
-	Error    string         `json:"error,omitempty"`
-
-	// Unsaved is Outcome.Unsaved plus Outcome.Unsettled: changes refused
-	// or made unrecorded for want of a writable rollback store.
-	Unsaved int `json:"unsaved_changes,omitempty"`
-}
-
-// Final returns the outcome's final object.
-func (o *Outcome) Final() Final {
-	f := Final{
-		Scenario: o.Scenario, Stop: string(o.Stop), Steps: o.Steps, Tokens: o.Tokens, Answer: o.Answer,
-		Outbox: len(o.Outbox), Replies: o.Replies, Refusals: o.Refusals, Check: o.Check, Session: o.Session, Audit: o.Audit,
-	}
-	if f.Refusals == nil {
-		f.Refusals = map[string]int{}
-	}
-	f.Unsaved = o.Unsaved + o.Unsettled
-	if o.Err != nil && o.Stop != agent.StopDone {
-		f.Error = o.Err.Error()
-	}
-	return f
-}
-
 // Run runs one session. The error is for a session that could not start
 // (bad spec, unwritable audit directory); everything after the start is in
 // the Outcome.
 func Run(ctx context.Context, spec Spec) (*Outcome, error) {
-	var want *big.Rat
-	if spec.Expect != "" {
-		w, err := numread.ParseExpected(spec.Expect)
-		if err != nil {
-			return nil, err
-		}
-		want = w
-	}
 	workdir := spec.WorkDir
 	if workdir == "" {
-		tmp, err := seed(spec.Seed)
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-		workdir = tmp
+		return nil, errors.New("work dir: Spec.WorkDir is required")
 	}
 	root, err := os.OpenRoot(workdir)
 	if err != nil {
@@ -350,17 +280,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		res.Stop, res.Err = agent.StopError, fmt.Errorf("close the audit log: %w", err)
 	}
 	out := &Outcome{
-		Result: res, Scenario: spec.Scenario, Outbox: env.Outbox.Messages(), Todos: env.Plan.Todos(), Check: CheckNone, Expect: spec.Expect,
-		Session: id, Audit: log.Path(),
-	}
-	if want != nil {
-		out.Check = CheckFail
-		if res.Stop == agent.StopDone && numread.ContainsNumber(res.Answer, want) {
-			out.Check = CheckPass
-		}
-	}
-	if spec.Replies != nil {
-		out.Replies = spec.Replies()
+		Result: res, Outbox: env.Outbox.Messages(), Todos: env.Plan.Todos(), Session: id, Audit: log.Path(),
 	}
 	out.Changed = snaps.changed()
 	out.RollbackDir = snaps.dir
@@ -406,19 +326,4 @@ func nextTurn(res agent.Result, msg string, wrap intake.Wrapper) agent.State {
 		Used:     budget.Used{Steps: res.Steps, ToolCalls: res.ToolCalls, Usage: res.Usage, Tokens: res.Tokens, CostUSD: res.CostUSD},
 		Note:     "the user said: " + msg,
 	}
-}
-
-// seed copies files into a new temporary directory.
-func seed(files iofs.FS) (string, error) {
-	dir, err := os.MkdirTemp("", "rein-work-")
-	if err != nil {
-		return "", fmt.Errorf("work dir: %w", err)
-	}
-	if files != nil {
-		if err := os.CopyFS(dir, files); err != nil {
-			os.RemoveAll(dir)
-			return "", fmt.Errorf("work dir: copy the scenario's files: %w", err)
-		}
-	}
-	return dir, nil
 }
