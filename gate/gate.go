@@ -93,8 +93,46 @@ type Call struct {
 	value  any            // Args parsed; nil when not JSON
 	fields map[string]any // value when it is an object
 
-	validated bool // the validation gate accepted Args
-	decoded   any  // what the tool decoded them into then, if it did
+	decodeDone bool  // decode ran (once, on first use)
+	decoded    any   // Args decoded into the tool's typed value, when it has one
+	decodeErr  error // why Args are not acceptable to the tool
+}
+
+// Decoded returns the arguments checked and decoded, once per call, into
+// the tool's typed value (tool.Decoder), the value the tool runs with; nil
+// for a tool that does not decode (it is checked with tool.Validator, or
+// only for being a JSON object). err says why the tool does not accept the
+// arguments. Every gate that needs the typed value, and the loop that runs
+// the tool, read it here: the validation gate's verdict, the existence
+// check and the run are all of the same value.
+func (c *Call) Decoded() (decoded any, err error) {
+	if !c.decodeDone {
+		c.decodeDone = true
+		c.decoded, c.decodeErr = c.decode()
+	}
+	return c.decoded, c.decodeErr
+}
+
+func (c *Call) decode() (any, error) {
+	switch t := c.Tool.(type) {
+	case tool.Decoder:
+		v, parsed := c.Value()
+		if !parsed {
+			v = nil
+		}
+		return t.Decode(c.Args, v)
+	case tool.ValueValidator:
+		if v, parsed := c.Value(); parsed {
+			return t.ValidateValue(c.Args, v)
+		}
+		return nil, t.Validate(c.Args) // says where the JSON is broken
+	case tool.Validator:
+		return nil, t.Validate(c.Args)
+	}
+	if !jsonx.IsObject(c.Args) {
+		return nil, fmt.Errorf("the arguments of %s must be a JSON object", c.Name)
+	}
+	return nil, nil
 }
 
 func (c *Call) parse() {
@@ -382,22 +420,10 @@ var _ Gate = Validation{}
 // Name returns "validation".
 func (Validation) Name() string { return NameValidation }
 
-// Check validates the arguments.
+// Check validates the arguments: it decodes them (Call.Decoded) and
+// refuses what the tool does not accept.
 func (Validation) Check(_ context.Context, c *Call) Verdict {
-	var err error
-	if vv, ok := c.Tool.(tool.ValueValidator); ok {
-		if val, parsed := c.Value(); parsed {
-			c.decoded, err = vv.ValidateValue(c.Args, val)
-		} else {
-			err = vv.Validate(c.Args) // says where the JSON is broken
-		}
-	} else if v, ok := c.Tool.(tool.Validator); ok {
-		err = v.Validate(c.Args)
-	} else if !jsonx.IsObject(c.Args) {
-		err = fmt.Errorf("the arguments of %s must be a JSON object", c.Name)
-	}
-	c.validated = err == nil
-	if err != nil {
+	if _, err := c.Decoded(); err != nil {
 		return Verdict{Decision: Deny, Gate: NameValidation, Reason: err.Error(),
 			Hint: fmt.Sprintf("The arguments were not accepted: %v. Fix them and call the tool again.", err)}
 	}
