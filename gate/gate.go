@@ -16,7 +16,10 @@ import (
 	"fmt"
 	"slices"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/reinhq/rein/approve"
+	"github.com/reinhq/rein/gate/cmdline"
 	"github.com/reinhq/rein/internal/jsonx"
 	"github.com/reinhq/rein/tool"
 )
@@ -81,7 +84,11 @@ func (v Verdict) ForModel() string {
 	return v.Reason
 }
 
-// Call is one tool call as the gates see it.
+// Call is one tool call as the gates see it. What the gates read of it —
+// the arguments parsed (Value) and decoded (Decoded), the command lines,
+// paths and URLs (Commands, Paths, URLs) — is computed once, on first use,
+// and kept: every gate judges the same values, and the tool runs the
+// decoded one. A Call is used by one goroutine at a time.
 type Call struct {
 	ID   string
 	Name string
@@ -92,6 +99,16 @@ type Call struct {
 	parsed bool           // Args was parsed (once, on first use)
 	value  any            // Args parsed; nil when not JSON
 	fields map[string]any // value when it is an object
+
+	// The views (views.go), each computed once, on first use.
+	cmds      []cmdline.Line
+	cmdsDone  bool
+	parser    *syntax.Parser
+	paths     []PathArg
+	pathsDone bool
+	urls      []URLArg
+	urlsDone  bool
+	memo      []memoEntry
 
 	decodeDone bool  // decode ran (once, on first use)
 	decoded    any   // Args decoded into the tool's typed value, when it has one
