@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -256,6 +257,10 @@ type Pipeline struct {
 	gates    []Gate
 	approver approve.Approver
 	noAsk    bool
+	// parsers lends each call under evaluation a shell parser for its
+	// command lines (Call.Commands): a parser is costly to make, and
+	// what it parses shares nothing with the next parse.
+	parsers sync.Pool
 }
 
 // WithoutAsking makes the pipeline refuse, instead of ask about, every call a
@@ -272,7 +277,9 @@ func NewPipeline(approver approve.Approver, gates ...Gate) *Pipeline {
 	if approver == nil {
 		approver = approve.Deny{}
 	}
-	return &Pipeline{gates: gates, approver: approver}
+	p := &Pipeline{gates: gates, approver: approver}
+	p.parsers.New = func() any { return cmdline.NewParser() }
+	return p
 }
 
 // Names returns the gates' names in order, the approval stage last.
@@ -306,6 +313,15 @@ func (p *Pipeline) Ran(c *Call) {
 // Evaluate runs every gate and returns the first Deny, else the first Ask,
 // else Allow. It asks no one: an Ask is returned as it is.
 func (p *Pipeline) Evaluate(ctx context.Context, c *Call) Verdict {
+	if c.parser == nil {
+		if pr, ok := p.parsers.Get().(*syntax.Parser); ok {
+			c.parser = pr
+			defer func() {
+				c.parser = nil
+				p.parsers.Put(pr)
+			}()
+		}
+	}
 	var ask Verdict
 	asked := false
 	for _, g := range p.gates {
