@@ -33,14 +33,14 @@ func (g *Gate) Analyze(src string) Analysis { return g.z.Analyze(src) }
 // Analyzer judges command lines under one Options, with pooled analyzers.
 // It is safe for concurrent use.
 type Analyzer struct {
-	o         Options
+	key       any // analysesKey{o}, made into an interface value once
 	pr        prepared
 	analyzers sync.Pool // *analyzer with its parser and buffers; reused, never shared
 }
 
 // NewAnalyzer returns the analyzer of command lines run under o.
 func NewAnalyzer(o Options) *Analyzer {
-	z := &Analyzer{o: o, pr: prepare(o)}
+	z := &Analyzer{key: analysesKey{o}, pr: prepare(o)}
 	z.analyzers.New = func() any { return newAnalyzer(newParser()) }
 	return z
 }
@@ -64,13 +64,13 @@ type analysesKey struct{ o Options }
 // shell gate, or by whichever gate asks first — and kept in the call
 // (gate.Call.Memo). The analyses must not be changed.
 func (z *Analyzer) Call(c *gate.Call) []Analysis {
-	return c.Memo(analysesKey{z.o}, func() any { return z.call(c) }).([]Analysis)
+	return *c.Memo(z.key, func() any { return z.call(c) }).(*[]Analysis)
 }
 
-func (z *Analyzer) call(c *gate.Call) []Analysis {
+func (z *Analyzer) call(c *gate.Call) *[]Analysis {
 	lines := c.Commands()
 	if len(lines) == 0 {
-		return nil
+		return new([]Analysis)
 	}
 	dir := ""
 	if c.Tool != nil {
@@ -88,7 +88,7 @@ func (z *Analyzer) call(c *gate.Call) []Analysis {
 	for i, l := range lines {
 		out[i] = analyzeWith(l, &z.pr, a, dir, true)
 	}
-	return out
+	return &out
 }
 
 // Check judges the call's command arguments. A call whose tool has no
