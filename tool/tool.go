@@ -145,7 +145,8 @@ type Validator interface {
 type ValueValidator interface {
 	Validator
 	// ValidateValue returns, when it decoded them, the typed arguments, for
-	// ExistsChecked to reuse; nil when it did not need to.
+	// ExistsChecked and RunDecoded to reuse (a Func always does); nil when
+	// it did not.
 	ValidateValue(args json.RawMessage, v any) (decoded any, err error)
 }
 
@@ -153,7 +154,8 @@ type ValueValidator interface {
 // gates, into the tool's typed argument value, and run as that value: the
 // tool runs exactly what the gates judged, never a second decode of the raw
 // bytes. gate.Call.Decoded calls Decode; the agent loop calls RunDecoded
-// with what it returned.
+// with what it returned, instead of Run. A type that embeds a Func and
+// changes what Run does must change RunDecoded alike.
 type Decoder interface {
 	// Decode checks args and returns them decoded into the tool's typed
 	// value. v is args parsed as encoding/json parses into an any, or nil
