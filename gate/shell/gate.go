@@ -14,7 +14,9 @@ import (
 // Name is the gate's name in verdicts and the audit log.
 const Name = "shell"
 
-// Gate judges every command-role argument of a call with Analyze.
+// Gate judges every command-role argument of a call: the analysis of the
+// command lines the call parsed (Analyzer.Call), which it leaves in the
+// call for the gates after it (the permission gate's command rules).
 type Gate struct {
 	z *Analyzer
 }
