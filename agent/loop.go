@@ -266,7 +266,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 	}
 	began := time.Now()
 	r.inflight = &audit.Record{Step: step, CallID: c.ID, Tool: c.Name, Key: rec.Key}
-	out, err := runTool(r.ctx, t, c.Args)
+	out, err := runTool(r.ctx, t, call)
 	took := time.Since(began)
 	if st, ok := r.l.cfg.Snapshots.(settler); ok && len(paths) > 0 {
 		st.Settle(paths...)

@@ -18,7 +18,9 @@ const (
 // Existence refuses a call that names a resource which does not exist (an
 // unknown order id), before the tool runs. It asks the tool, through
 // tool.Exister; tools without a lookup pass. A lookup that fails in another
-// way refuses too: what cannot be checked does not run.
+// way refuses too: what cannot be checked does not run. The lookup is of
+// Call.Decoded, the value the tool runs with; arguments that do not decode
+// are refused, whether or not a validation gate ran before.
 type Existence struct{}
 
 var _ Gate = Existence{}
@@ -32,10 +34,16 @@ func (Existence) Check(ctx context.Context, c *Call) Verdict {
 	if !ok {
 		return Verdict{Decision: Allow, Gate: NameExistence}
 	}
-	var err error
-	if ce, ok := ex.(tool.CheckedExister); ok && c.validated {
-		err = ce.ExistsChecked(ctx, c.Args, c.decoded)
-	} else {
+	// The lookup is of the value the tool will run with, decoded once
+	// (by the validation gate, or here when the pipeline has none).
+	decoded, err := c.Decoded()
+	switch ce, checked := ex.(tool.CheckedExister); {
+	case err != nil:
+		return Verdict{Decision: Deny, Gate: NameExistence, Reason: fmt.Sprintf("the arguments of %s cannot be looked up: %v", c.Name, err),
+			Hint: fmt.Sprintf("The arguments were not accepted: %v. Fix them and call the tool again.", err)}
+	case checked && decoded != nil:
+		err = ce.ExistsChecked(ctx, c.Args, decoded)
+	default:
 		err = ex.Exists(ctx, c.Args)
 	}
 	switch {

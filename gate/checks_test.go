@@ -155,3 +155,82 @@ func TestCallStr(t *testing.T) {
 		t.Error("an array has no fields")
 	}
 }
+
+// seen records the decoded value a lookup was given.
+type seen struct{ got []*orderArgs }
+
+func (s *seen) tool() *tool.Func[orderArgs] {
+	return tool.New(tool.Spec{Name: "order", Effect: tool.ReadOnly,
+		Schema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"],"additionalProperties":false}`)},
+		func(context.Context, orderArgs) (string, error) { return "ok", nil }).
+		WithLookup(func(_ context.Context, a orderArgs) error {
+			s.got = append(s.got, &a)
+			if a.ID == "A-1" {
+				return nil
+			}
+			return fmt.Errorf("order %s %w", a.ID, tool.ErrNotExist)
+		})
+}
+
+// TestExistenceReadsTheDecodedValue: the lookup judges the value the call
+// decoded once, whether or not the validation gate ran before it, and
+// arguments that do not decode are refused, not looked up in another form.
+func TestExistenceReadsTheDecodedValue(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name       string
+		args       string
+		validation bool
+		want       gate.Decision
+		lookups    int
+	}{
+		{"after validation", `{"id":"A-1"}`, true, gate.Allow, 1},
+		{"without validation", `{"id":"A-1"}`, false, gate.Allow, 1},
+		{"escaped id", `{"id":"\u0041-1"}`, false, gate.Allow, 1},
+		{"missing", `{"id":"A-9"}`, false, gate.Deny, 1},
+		{"duplicate key, no validation", `{"id":"A-1","id":"A-9"}`, false, gate.Deny, 0},
+		{"duplicate key", `{"id":"A-9","id":"A-1"}`, true, gate.Deny, 0},
+		{"unknown field, no validation", `{"id":"A-1","x":1}`, false, gate.Deny, 0},
+		{"not JSON, no validation", `{"id":`, false, gate.Deny, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var s seen
+			cl := &gate.Call{Name: "order", Args: json.RawMessage(c.args), Tool: s.tool()}
+			gates := []gate.Gate{gate.Existence{}}
+			if c.validation {
+				gates = []gate.Gate{gate.Validation{}, gate.Existence{}}
+			}
+			v := gate.NewPipeline(nil, gates...).Evaluate(t.Context(), cl)
+			if v.Decision != c.want || len(s.got) != c.lookups {
+				t.Fatalf("%+v after %d lookups, want %s after %d", v, len(s.got), c.want, c.lookups)
+			}
+			dec, err := cl.Decoded()
+			if c.lookups > 0 && (err != nil || dec.(*orderArgs).ID != s.got[0].ID) {
+				t.Fatalf("the lookup saw %+v, the call decoded %+v, %v", s.got[0], dec, err)
+			}
+		})
+	}
+}
+
+// TestDecodedOnce: Decoded decodes on first use and returns the very same
+// value after, for every gate and for the run.
+func TestDecodedOnce(t *testing.T) {
+	t.Parallel()
+	var s seen
+	cl := &gate.Call{Name: "order", Args: json.RawMessage(`{"id":"A-1"}`), Tool: s.tool()}
+	a, err := cl.Decoded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := cl.Decoded()
+	if a.(*orderArgs) != b.(*orderArgs) {
+		t.Fatal("Decoded decoded twice")
+	}
+	if v := (gate.Validation{}).Check(t.Context(), cl); v.Decision != gate.Allow {
+		t.Fatal(v)
+	}
+	if c, _ := cl.Decoded(); c.(*orderArgs) != a.(*orderArgs) {
+		t.Fatal("the validation gate decoded again")
+	}
+}

@@ -15,8 +15,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/reinhq/rein/approve"
+	"github.com/reinhq/rein/gate/cmdline"
 	"github.com/reinhq/rein/internal/jsonx"
 	"github.com/reinhq/rein/tool"
 )
@@ -81,7 +85,11 @@ func (v Verdict) ForModel() string {
 	return v.Reason
 }
 
-// Call is one tool call as the gates see it.
+// Call is one tool call as the gates see it. What the gates read of it —
+// the arguments parsed (Value) and decoded (Decoded), the command lines,
+// paths and URLs (Commands, Paths, URLs) — is computed once, on first use,
+// and kept: every gate judges the same values, and the tool runs the
+// decoded one. A Call is used by one goroutine at a time.
 type Call struct {
 	ID   string
 	Name string
@@ -93,8 +101,56 @@ type Call struct {
 	value  any            // Args parsed; nil when not JSON
 	fields map[string]any // value when it is an object
 
-	validated bool // the validation gate accepted Args
-	decoded   any  // what the tool decoded them into then, if it did
+	// The views (views.go), each computed once, on first use.
+	cmds      []cmdline.Line
+	cmdsDone  bool
+	parser    *syntax.Parser
+	paths     []PathArg
+	pathsDone bool
+	urls      []URLArg
+	urlsDone  bool
+	memo      []memoEntry
+
+	decodeDone bool  // decode ran (once, on first use)
+	decoded    any   // Args decoded into the tool's typed value, when it has one
+	decodeErr  error // why Args are not acceptable to the tool
+}
+
+// Decoded returns the arguments checked and decoded, once per call, into
+// the tool's typed value (tool.Decoder), the value the tool runs with; nil
+// for a tool that does not decode (it is checked with tool.Validator, or
+// only for being a JSON object). err says why the tool does not accept the
+// arguments. Every gate that needs the typed value, and the loop that runs
+// the tool, read it here: the validation gate's verdict, the existence
+// check and the run are all of the same value.
+func (c *Call) Decoded() (decoded any, err error) {
+	if !c.decodeDone {
+		c.decodeDone = true
+		c.decoded, c.decodeErr = c.decode()
+	}
+	return c.decoded, c.decodeErr
+}
+
+func (c *Call) decode() (any, error) {
+	switch t := c.Tool.(type) {
+	case tool.Decoder:
+		v, parsed := c.Value()
+		if !parsed {
+			v = nil
+		}
+		return t.Decode(c.Args, v)
+	case tool.ValueValidator:
+		if v, parsed := c.Value(); parsed {
+			return t.ValidateValue(c.Args, v)
+		}
+		return nil, t.Validate(c.Args) // says where the JSON is broken
+	case tool.Validator:
+		return nil, t.Validate(c.Args)
+	}
+	if !jsonx.IsObject(c.Args) {
+		return nil, fmt.Errorf("the arguments of %s must be a JSON object", c.Name)
+	}
+	return nil, nil
 }
 
 func (c *Call) parse() {
@@ -201,6 +257,10 @@ type Pipeline struct {
 	gates    []Gate
 	approver approve.Approver
 	noAsk    bool
+	// parsers lends each call under evaluation a shell parser for its
+	// command lines (Call.Commands): a parser is costly to make, and
+	// what it parses shares nothing with the next parse.
+	parsers sync.Pool
 }
 
 // WithoutAsking makes the pipeline refuse, instead of ask about, every call a
@@ -217,7 +277,9 @@ func NewPipeline(approver approve.Approver, gates ...Gate) *Pipeline {
 	if approver == nil {
 		approver = approve.Deny{}
 	}
-	return &Pipeline{gates: gates, approver: approver}
+	p := &Pipeline{gates: gates, approver: approver}
+	p.parsers.New = func() any { return cmdline.NewParser() }
+	return p
 }
 
 // Names returns the gates' names in order, the approval stage last.
@@ -251,6 +313,15 @@ func (p *Pipeline) Ran(c *Call) {
 // Evaluate runs every gate and returns the first Deny, else the first Ask,
 // else Allow. It asks no one: an Ask is returned as it is.
 func (p *Pipeline) Evaluate(ctx context.Context, c *Call) Verdict {
+	if c.parser == nil {
+		if pr, ok := p.parsers.Get().(*syntax.Parser); ok {
+			c.parser = pr
+			defer func() {
+				c.parser = nil
+				p.parsers.Put(pr)
+			}()
+		}
+	}
 	var ask Verdict
 	asked := false
 	for _, g := range p.gates {
@@ -382,22 +453,10 @@ var _ Gate = Validation{}
 // Name returns "validation".
 func (Validation) Name() string { return NameValidation }
 
-// Check validates the arguments.
+// Check validates the arguments: it decodes them (Call.Decoded) and
+// refuses what the tool does not accept.
 func (Validation) Check(_ context.Context, c *Call) Verdict {
-	var err error
-	if vv, ok := c.Tool.(tool.ValueValidator); ok {
-		if val, parsed := c.Value(); parsed {
-			c.decoded, err = vv.ValidateValue(c.Args, val)
-		} else {
-			err = vv.Validate(c.Args) // says where the JSON is broken
-		}
-	} else if v, ok := c.Tool.(tool.Validator); ok {
-		err = v.Validate(c.Args)
-	} else if !jsonx.IsObject(c.Args) {
-		err = fmt.Errorf("the arguments of %s must be a JSON object", c.Name)
-	}
-	c.validated = err == nil
-	if err != nil {
+	if _, err := c.Decoded(); err != nil {
 		return Verdict{Decision: Deny, Gate: NameValidation, Reason: err.Error(),
 			Hint: fmt.Sprintf("The arguments were not accepted: %v. Fix them and call the tool again.", err)}
 	}

@@ -145,8 +145,25 @@ type Validator interface {
 type ValueValidator interface {
 	Validator
 	// ValidateValue returns, when it decoded them, the typed arguments, for
-	// ExistsChecked to reuse; nil when it did not need to.
+	// ExistsChecked and RunDecoded to reuse (a Func always does); nil when
+	// it did not.
 	ValidateValue(args json.RawMessage, v any) (decoded any, err error)
+}
+
+// Decoder is implemented by tools whose arguments are decoded once, by the
+// gates, into the tool's typed argument value, and run as that value: the
+// tool runs exactly what the gates judged, never a second decode of the raw
+// bytes. gate.Call.Decoded calls Decode; the agent loop calls RunDecoded
+// with what it returned, instead of Run. A type that embeds a Func and
+// changes what Run does must change RunDecoded alike.
+type Decoder interface {
+	// Decode checks args and returns them decoded into the tool's typed
+	// value. v is args parsed as encoding/json parses into an any, or nil
+	// when they are not one JSON value (Decode then says what is wrong).
+	Decode(args json.RawMessage, v any) (decoded any, err error)
+	// RunDecoded runs the tool on a value Decode returned; any other value
+	// is an error wrapping ErrArgs.
+	RunDecoded(ctx context.Context, decoded any) (string, error)
 }
 
 // Exister is implemented by tools that can say whether the resources their
@@ -206,6 +223,7 @@ type Func[A any] struct {
 var (
 	_ ValueValidator = (*Func[struct{}])(nil)
 	_ CheckedExister = (*Func[struct{}])(nil)
+	_ Decoder        = (*Func[struct{}])(nil)
 )
 
 // New returns a tool that checks its arguments against spec.Schema (when
@@ -237,33 +255,41 @@ func (f *Func[A]) Validate(args json.RawMessage) error {
 	return err
 }
 
-// ValidateValue is Validate for arguments the caller has parsed already.
+// ValidateValue is Validate for arguments the caller has parsed already;
+// it returns them decoded (a *A), as Decode does.
 func (f *Func[A]) ValidateValue(args json.RawMessage, v any) (any, error) {
+	return f.Decode(args, v)
+}
+
+// Decode checks args, which the caller has parsed into v (nil when they are
+// not one JSON value), and returns them decoded into a *A, for RunDecoded.
+// Arguments in the common shape (a closed schema, string and boolean
+// fields) are filled from v without parsing them again.
+func (f *Func[A]) Decode(args json.RawMessage, v any) (any, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, f.Validate(args) // not an object: the full path says what it is
+		a, err := f.decode(args) // not an object: the full path says what it is
+		if err != nil {
+			return nil, err
+		}
+		return &a, nil
 	}
 	if f.schema != nil {
 		if err := f.schema.ValidateValue(v); err != nil {
 			return nil, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
 		}
-		if f.schema.Closed() {
+		if f.schema.Closed() && f.fill != nil {
 			// Fields and types are the schema's; a typed decode would find
 			// nothing more than duplicate keys.
 			if err := jsonx.CheckKeys(args); err != nil {
 				return nil, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
 			}
-			if !f.hasCheck {
-				return nil, nil
-			}
-			if f.fill != nil {
-				a := new(A)
-				if f.fill.fill(reflect.ValueOf(a).Elem(), m) {
-					if err := f.check(a); err != nil {
-						return nil, err
-					}
-					return a, nil
+			a := new(A)
+			if f.fill.fill(reflect.ValueOf(a).Elem(), m) {
+				if err := f.check(a); err != nil {
+					return nil, err
 				}
+				return a, nil
 			}
 		}
 	}
@@ -272,6 +298,16 @@ func (f *Func[A]) ValidateValue(args json.RawMessage, v any) (any, error) {
 		return nil, err
 	}
 	return &a, nil
+}
+
+// RunDecoded calls the function with arguments Decode returned, without
+// decoding anything again.
+func (f *Func[A]) RunDecoded(ctx context.Context, decoded any) (string, error) {
+	a, ok := decoded.(*A)
+	if !ok || a == nil {
+		return "", fmt.Errorf("%w for %s: decoded arguments of type %T, not %T", ErrArgs, f.spec.Name, decoded, a)
+	}
+	return f.run(ctx, *a)
 }
 
 // ExistsChecked is Exists for arguments Validate has accepted: they are

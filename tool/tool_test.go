@@ -98,3 +98,82 @@ func TestEffect(t *testing.T) {
 		t.Fatal("the zero effect is read-only; tools that act must say so")
 	}
 }
+
+// TestRunDecoded: what Decode returns runs as it is, and agrees with Run.
+func TestRunDecoded(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, args, want, wantErr string
+	}{
+		{"plain", `{"name":"a"}`, "a", ""},
+		{"escaped", `{"name":"\u0063url"}`, "curl", ""},
+		{"duplicate key", `{"name":"a","name":"../x"}`, "", `key "name" appears twice`},
+		{"not an object", `["a"]`, "", "expected a JSON object"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := tool.New(tool.Spec{Name: "e", Effect: tool.Reversible,
+				Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"count":{"type":"integer"}},"additionalProperties":false}`)},
+				func(_ context.Context, a args) (string, error) { return a.Name, nil })
+			var v any
+			if json.Unmarshal([]byte(c.args), &v) != nil {
+				v = nil
+			}
+			dec, err := e.Decode(json.RawMessage(c.args), v)
+			if c.wantErr != "" {
+				if err == nil || !errors.Is(err, tool.ErrArgs) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("Decode: %v, want ErrArgs containing %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.RunDecoded(t.Context(), dec)
+			if err != nil || got != c.want {
+				t.Fatalf("RunDecoded: %q, %v; want %q", got, err, c.want)
+			}
+			if run, err := e.Run(t.Context(), json.RawMessage(c.args)); err != nil || run != got {
+				t.Fatalf("Run gives %q, %v; RunDecoded %q: they must agree", run, err, got)
+			}
+		})
+	}
+}
+
+func TestRunDecodedRefusesAnotherValue(t *testing.T) {
+	t.Parallel()
+	e := echo("echo").(*tool.Func[args])
+	for _, v := range []any{nil, args{Name: "a", Count: 1}, (*args)(nil), &struct{ Name string }{"a"}, map[string]any{"name": "a"}} {
+		if out, err := e.RunDecoded(t.Context(), v); err == nil || !errors.Is(err, tool.ErrArgs) {
+			t.Errorf("RunDecoded(%#v) = %q, %v: want ErrArgs", v, out, err)
+		}
+	}
+}
+
+func TestDecodeChecksOnce(t *testing.T) {
+	t.Parallel()
+	n := 0
+	f := tool.New(tool.Spec{Name: "c", Effect: tool.Reversible}, func(_ context.Context, a checkedArgs) (string, error) { return a.Path, nil })
+	dec, err := f.Decode(json.RawMessage(`{"path":"p"}`), map[string]any{"path": "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec.(*checkedArgs).count = &n // what the decode made is what runs
+	if _, err := f.RunDecoded(t.Context(), dec); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("RunDecoded ran Check %d times: it must run the value as decoded", n)
+	}
+}
+
+type checkedArgs struct {
+	Path  string `json:"path"`
+	count *int
+}
+
+func (a *checkedArgs) Check() error {
+	if a.count != nil {
+		*a.count++
+	}
+	return nil
+}

@@ -116,13 +116,44 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 
 // argText is the text of a call's arguments as the tool will see it: every
 // key and string value decoded (so a JSON escape such as \u0063url hides
-// nothing), or the raw arguments when they are not JSON.
+// nothing), or the raw arguments when they are not JSON. A command line
+// gives its words as the shell runs them (gate.Call.Commands: 'c'url and
+// c\url are curl), or its text when it does not parse; a path argument
+// gives its value as gate.Call.Paths reads it.
 func argText(c *gate.Call) string {
 	v, ok := c.Value()
 	if !ok {
 		return string(c.Args)
 	}
 	var b strings.Builder
+	var done map[string]bool // top-level arguments written from a view
+	if _, isObject := v.(map[string]any); isObject {
+		cmds := c.Commands()
+		paths := c.Paths()
+		if len(cmds)+len(paths) > 0 {
+			done = make(map[string]bool, len(cmds)+len(paths))
+		}
+		for i := range cmds {
+			l := &cmds[i]
+			done[l.Arg] = true
+			if l.File == nil {
+				b.WriteString(l.Src)
+				b.WriteByte('\n')
+				continue
+			}
+			for _, w := range l.Words() {
+				b.WriteString(w.Text)
+				b.WriteByte('\n')
+			}
+		}
+		for _, p := range paths {
+			if p.String {
+				done[p.Name] = true
+				b.WriteString(p.Value)
+				b.WriteByte('\n')
+			}
+		}
+	}
 	var walk func(any)
 	walk = func(v any) {
 		switch v := v.(type) {
@@ -143,7 +174,17 @@ func argText(c *gate.Call) string {
 			fmt.Fprintf(&b, "%v\n", v)
 		}
 	}
-	walk(v)
+	if m, isObject := v.(map[string]any); isObject {
+		for k, x := range m {
+			b.WriteString(k)
+			b.WriteByte('\n')
+			if !done[k] {
+				walk(x)
+			}
+		}
+	} else {
+		walk(v)
+	}
 	return b.String()
 }
 

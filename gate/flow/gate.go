@@ -21,8 +21,10 @@
 //   - amount (tool.RoleAmount): compared as a number (below);
 //   - URL (tool.RoleURL): its host, and each value of its query; a value
 //     that is not an absolute URL is judged whole;
-//   - command (tool.RoleCommand): each whitespace-separated word, with
-//     quotes and brackets trimmed. A word that is an absolute URL is judged
+//   - command (tool.RoleCommand): each word of the command line as the
+//     shell parses it (gate.Call.Commands: quotes and escapes removed, so
+//     e"vi"l.io is evil.io), a word holding white space piece by piece,
+//     with brackets trimmed. A word that is an absolute URL is judged
 //     as a URL; a word naming a file inside the work dir is skipped (one
 //     that exists there, when the gate knows the work dir: WithWorkDir;
 //     else a relative path with a '/' whose first element has no dot), so
@@ -93,6 +95,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/cmdline"
 	"github.com/reinhq/rein/internal/numread"
 	"github.com/reinhq/rein/tool"
 )
@@ -143,6 +146,9 @@ type hit struct {
 }
 
 // Check judges the sensitive arguments of a call to a side-effecting tool.
+// Commands, URLs and paths are read from the call's views (gate.Call
+// Commands, URLs, Paths), so that they are judged as the other gates judge
+// them and as the tool runs them.
 func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 	allow := gate.Verdict{Decision: gate.Allow, Gate: Name}
 	if c.Tool == nil {
@@ -152,27 +158,23 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 	if len(spec.Roles) == 0 || g.l.empty() {
 		return allow
 	}
-	args, ok := parse(c.Args)
-	if !ok {
+	if v, _ := c.Value(); v == nil {
 		return allow // not an object: the validation gate refuses it
+	} else if _, ok := v.(map[string]any); !ok {
+		return allow
 	}
 	if spec.Effect == tool.ReadOnly {
-		return g.checkRead(c.Name, spec, args)
+		return g.checkRead(c)
 	}
-	names := make([]string, 0, len(spec.Roles))
-	for n := range spec.Roles {
-		names = append(names, n)
-	}
-	slices.Sort(names)
 	var hits []hit
-	for _, n := range names {
-		v, present := args[n]
-		if !present {
+	for _, n := range slices.Sorted(maps.Keys(spec.Roles)) {
+		if !c.Has(n) {
 			continue
 		}
 		role := spec.Roles[n]
-		if src, found := g.judge(role, v); found {
-			hits = append(hits, hit{arg: n, role: role, shown: show(v), source: src})
+		shown, src, found := g.judge(c, n, role)
+		if found {
+			hits = append(hits, hit{arg: n, role: role, shown: shown, source: src})
 		}
 	}
 	if len(hits) == 0 {
@@ -190,58 +192,70 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 // gave, is research and is not judged; nor is a value shorter than Window,
 // which cannot carry much, nor a path segment or host label that came
 // from what the reading tool itself fetched (carried).
-func (g *Gate) checkRead(name string, spec tool.Spec, args map[string]any) gate.Verdict {
+func (g *Gate) checkRead(c *gate.Call) gate.Verdict {
 	var hits []hit
-	for _, n := range slices.Sorted(maps.Keys(spec.Roles)) {
-		s, ok := args[n].(string)
-		if !ok || spec.Roles[n] != tool.RoleURL {
-			continue
-		}
-		u, err := url.Parse(strings.TrimSpace(s))
-		if err != nil || !u.IsAbs() || u.Host == "" || g.l.copied(s) {
+	for _, a := range c.URLs() {
+		u := a.URL
+		if u == nil || !u.IsAbs() || u.Host == "" || g.l.copied(a.Value) {
 			continue
 		}
 		if v, src, found := g.queryHit(u, Window); found {
-			hits = append(hits, hit{arg: n, role: tool.RoleURL, shown: show(v), source: src, part: "query", to: u.Hostname()})
-		} else if v, src, part, found := g.carried(u, name); found {
-			hits = append(hits, hit{arg: n, role: tool.RoleURL, shown: show(v), source: src, part: part, to: u.Hostname()})
+			hits = append(hits, hit{arg: a.Name, role: tool.RoleURL, shown: show(v), source: src, part: "query", to: u.Hostname()})
+		} else if v, src, part, found := g.carried(u, c.Name); found {
+			hits = append(hits, hit{arg: a.Name, role: tool.RoleURL, shown: show(v), source: src, part: part, to: u.Hostname()})
 		}
 	}
 	if len(hits) == 0 {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name}
 	}
-	return g.verdict(name, hits)
+	return g.verdict(c.Name, hits)
 }
 
-// judge reports the source of v when it is untrusted-derived in role.
-func (g *Gate) judge(role tool.Role, v any) (string, bool) {
-	if role == tool.RoleAmount {
-		return g.l.amountOrigin(amounts(v))
-	}
-	s, ok := v.(string)
-	if !ok || s == "" {
-		return "", false
-	}
+// judge reports the source of the argument name of c when it is
+// untrusted-derived in role, with the value to show.
+func (g *Gate) judge(c *gate.Call, name string, role tool.Role) (shown, src string, found bool) {
 	switch role {
-	case tool.RoleRecipient:
-		return g.l.origin(s)
-	case tool.RoleURL:
-		return g.url(s)
+	case tool.RoleAmount:
+		v := amountArg(c.Args, name)
+		src, found = g.l.amountOrigin(amounts(v))
+		return show(v), src, found
 	case tool.RoleCommand:
-		return g.command(s)
-	case tool.RolePath, tool.RoleGlob, tool.RoleDir:
-		if leaves(s) {
-			return g.l.origin(s)
+		for i, l := range c.Commands() {
+			if l.Arg == name {
+				src, found = g.command(&c.Commands()[i])
+				return show(l.Src), src, found
+			}
 		}
-		return "", false
+		return "", "", false // not a string
+	case tool.RoleURL:
+		for _, u := range c.URLs() {
+			if u.Name == name && u.String && u.Value != "" {
+				src, found = g.url(u.Value, u.URL)
+				return show(u.Value), src, found
+			}
+		}
+		return "", "", false
+	case tool.RolePath, tool.RoleGlob, tool.RoleDir:
+		for _, p := range c.Paths() {
+			if p.Name == name && p.String && p.Value != "" && leaves(p.Value) {
+				src, found = g.l.origin(p.Value)
+				return show(p.Value), src, found
+			}
+		}
+		return "", "", false
 	}
-	return g.l.origin(s) // a role this gate does not know: judged whole
+	s, ok := c.Str(name)
+	if !ok || s == "" {
+		return "", "", false
+	}
+	src, found = g.l.origin(s) // a recipient, or a role this gate does not know: judged whole
+	return show(s), src, found
 }
 
-// url judges an absolute URL by its host and query values, anything else whole.
-func (g *Gate) url(s string) (string, bool) {
-	u, err := url.Parse(strings.TrimSpace(s))
-	if err != nil || !u.IsAbs() || u.Host == "" {
+// url judges an absolute URL, s parsed as u (nil when it does not parse),
+// by its host and query values, anything else whole.
+func (g *Gate) url(s string, u *url.URL) (string, bool) {
+	if u == nil || !u.IsAbs() || u.Host == "" {
 		return g.l.origin(s)
 	}
 	if src, ok := g.l.origin(u.Hostname()); ok {
@@ -296,9 +310,26 @@ func (g *Gate) queryHit(u *url.URL, minLen int) (value, src string, found bool) 
 	return "", "", false
 }
 
-// command judges a command line word by word.
-func (g *Gate) command(s string) (string, bool) {
-	for _, w := range strings.Fields(Decode(s)) {
+// command judges a command line word by word: the words of its parse
+// (cmdline.Line.Words: quotes and escapes removed, as the shell will), each
+// decoded, and a word that holds white space (a string a nested shell may
+// run) piece by piece. A line that does not parse (the shell gate refuses
+// it) is judged by its white-space-separated text.
+func (g *Gate) command(l *cmdline.Line) (string, bool) {
+	if l.File == nil {
+		return g.words(Decode(l.Src))
+	}
+	for _, w := range l.Words() {
+		if src, found := g.words(Decode(w.Text)); found {
+			return src, true
+		}
+	}
+	return "", false
+}
+
+// words judges each white-space-separated piece of s.
+func (g *Gate) words(s string) (string, bool) {
+	for _, w := range strings.Fields(s) {
 		w = strings.Trim(w, "\"'`()[]{}<>;,|&$")
 		var src string
 		var found bool
@@ -306,7 +337,11 @@ func (g *Gate) command(s string) (string, bool) {
 		case w == "" || g.inside(w):
 			continue
 		case strings.Contains(w, "://"):
-			src, found = g.url(w)
+			u, err := url.Parse(w)
+			if err != nil {
+				u = nil
+			}
+			src, found = g.url(w, u)
 		case len(Compact(w)) >= Window || strings.ContainsAny(strings.Trim(w, ".@"), ".@"):
 			src, found = g.l.origin(w)
 		}
@@ -355,15 +390,17 @@ func amounts(v any) []*big.Rat {
 	return nil
 }
 
-// parse decodes the arguments with numbers kept exact.
-func parse(args json.RawMessage) (map[string]any, bool) {
+// amountArg returns the amount argument name of args with its number kept
+// exact (json.Number): Call.Value has numbers as float64, which cannot
+// hold every amount as written. nil when args are not an object.
+func amountArg(args json.RawMessage, name string) any {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
 	var m map[string]any
-	if err := dec.Decode(&m); err != nil || m == nil {
-		return nil, false
+	if err := dec.Decode(&m); err != nil {
+		return nil
 	}
-	return m, true
+	return m[name]
 }
 
 func (g *Gate) verdict(name string, hits []hit) gate.Verdict {

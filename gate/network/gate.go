@@ -35,8 +35,9 @@ func NewGate(p *netguard.Policy) *Gate { return &Gate{p: p} }
 // Name returns "network".
 func (*Gate) Name() string { return Name }
 
-// Check judges every argument the tool marks as a URL. A call to an unknown
-// tool, or whose URL argument is present but not a string, is refused.
+// Check judges every argument the tool marks as a URL (c.URLs), as the tool
+// receives it. A call to an unknown tool, or whose URL argument is present
+// but not a string, is refused.
 func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 	if c.Tool == nil {
 		return gate.Verdict{Decision: gate.Deny, Gate: Name,
@@ -53,12 +54,9 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 			Reason: "the arguments are not a JSON object, so the URL cannot be checked",
 			Hint:   "The arguments must be a JSON object with the URL as a string. Fix them and call the tool again."}
 	}
-	for _, name := range names {
-		if !c.Has(name) {
-			continue
-		}
-		raw, ok := c.Str(name)
-		if !ok {
+	for _, u := range c.URLs() {
+		name, raw := u.Name, u.Value
+		if !u.String {
 			return gate.Verdict{Decision: gate.Deny, Gate: Name,
 				Reason: fmt.Sprintf("argument %q is not a string, so it cannot be checked as a URL", name),
 				Hint:   fmt.Sprintf("The argument %q must be a URL written as a string. Fix it and call the tool again.", name)}

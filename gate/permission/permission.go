@@ -88,8 +88,8 @@ type rule struct {
 type Gate struct {
 	mode  Mode
 	rules []rule
-	sh    shell.Options
-	allow string // the reason of the mode's Allow, made once
+	sh    *shell.Analyzer // the call's command lines, analysed once for every gate (shell.Analyzer.Call)
+	allow string          // the reason of the mode's Allow, made once
 }
 
 var _ gate.Gate = (*Gate)(nil)
@@ -101,7 +101,7 @@ func NewGate(mode Mode, rules []Rule, sh shell.Options) (*Gate, error) {
 	if _, err := ParseMode(string(mode)); err != nil {
 		return nil, err
 	}
-	g := &Gate{mode: mode, sh: sh, allow: fmt.Sprintf("%s mode allows it", mode)}
+	g := &Gate{mode: mode, sh: shell.NewAnalyzer(sh), allow: fmt.Sprintf("%s mode allows it", mode)}
 	for i, r := range rules {
 		cr, err := compile(r, sh)
 		if err != nil {
@@ -243,33 +243,16 @@ func globMatch(pattern, p string) bool {
 	return m
 }
 
-// commands is a call's command arguments, each parsed once, when the first
-// command rule asks, and shared by every rule after it.
-type commands struct {
-	sh     shell.Options
-	parsed bool
-	list   []shell.Analysis
-}
-
-func (cs *commands) of(c *gate.Call) []shell.Analysis {
-	if !cs.parsed {
-		cs.parsed = true
-		for _, name := range c.Tool.Spec().ArgsWith(tool.RoleCommand) {
-			if v, ok := c.Str(name); ok {
-				cs.list = append(cs.list, shell.Analyze(v, cs.sh))
-			}
-		}
-	}
-	return cs.list
-}
-
-func (r *rule) matches(c *gate.Call, cmds *commands) bool {
+// matches reports whether the rule applies to the call. Command rules read
+// the analysis of the call's command lines that the shell gate made
+// (shell.Analyzer.Call), or make it when no shell gate ran.
+func (r *rule) matches(c *gate.Call, sh *shell.Analyzer) bool {
 	if r.Tool != "*" && r.Tool != c.Name {
 		return false
 	}
 	switch {
 	case r.Command != "":
-		list := cmds.of(c)
+		list := sh.Call(c)
 		matched := 0
 		for _, a := range list {
 			if r.matchCommand(a) {
@@ -282,12 +265,9 @@ func (r *rule) matches(c *gate.Call, cmds *commands) bool {
 		return matched > 0
 	case r.Path != "":
 		var paths []string
-		spec := c.Tool.Spec()
-		for _, role := range []tool.Role{tool.RolePath, tool.RoleGlob, tool.RoleDir} {
-			for _, name := range spec.ArgsWith(role) {
-				if v, ok := c.Str(name); ok {
-					paths = append(paths, v)
-				}
+		for _, p := range c.Paths() {
+			if p.String {
+				paths = append(paths, p.Clean)
 			}
 		}
 		return r.matchPaths(paths)
@@ -308,10 +288,9 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 	}
 	spec := c.Tool.Spec()
 	var hit *rule
-	cmds := commands{sh: g.sh}
 	for i := range g.rules {
 		r := &g.rules[i]
-		if (hit == nil || r.decision < hit.decision) && r.matches(c, &cmds) {
+		if (hit == nil || r.decision < hit.decision) && r.matches(c, g.sh) {
 			hit = r // the strictest matching rule wins (Deny < Ask < Allow)
 		}
 	}

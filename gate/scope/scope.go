@@ -35,7 +35,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -112,30 +111,20 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 		v.Gate = Name
 		return v
 	}
-	// The arguments to judge, in name order so that the first refusal
-	// is always the same one.
-	var args [4]string
-	names := args[:0]
-	roles := c.Tool.Spec().Roles
-	for name, role := range roles {
-		if role == tool.RolePath || role == tool.RoleDir || role == tool.RoleGlob {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
+	// The arguments to judge (c.Paths), in name order so that the first
+	// refusal is always the same one.
 	writes := c.Tool.Spec().Effect != tool.ReadOnly
 	var ask gate.Verdict
 	asked := false
-	for _, arg := range names {
-		role := roles[arg]
-		val, ok := c.Str(arg)
-		if !ok {
-			if v, _ := c.Value(); c.Has(arg) && v.(map[string]any)[arg] != nil {
+	for _, p := range c.Paths() {
+		arg, val, role := p.Name, p.Value, p.Role
+		if !p.String {
+			if v, _ := c.Value(); v.(map[string]any)[arg] != nil {
 				return gate.Verdict{Decision: gate.Deny, Gate: Name,
 					Reason: fmt.Sprintf("%s argument %q is not a string, so it cannot be checked", c.Name, arg),
 					Hint:   fmt.Sprintf("The argument %q must be a string: a path relative to the working directory.", arg)}
 			}
-			continue
+			continue // null: as if absent
 		}
 		var err error
 		target := val

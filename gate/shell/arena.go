@@ -10,14 +10,9 @@ import "mvdan.cc/sh/v3/syntax"
 // to one copies instead of writing over the next; nothing that outlives the
 // analysis (the Analysis returned) points into them.
 type arena struct {
-	args  []arg     // backing of every argv of one analysis
-	paths []string  // backing of resolve's results
-	opts  []opt     // backing of parseOpts's options (its operands go in args)
-	finds []Finding // the findings, when the caller lends them back (lend)
-	// lend says the caller reads the Analysis's findings only until it
-	// releases the analyzer (the gate, which turns them into a verdict), so
-	// they may live in finds and be reused.
-	lend bool
+	args  []arg    // backing of every argv of one analysis
+	paths []string // backing of resolve's results
+	opts  []opt    // backing of parseOpts's options (its operands go in args)
 }
 
 // Buffers past these capacities are dropped after an analysis rather than
@@ -25,7 +20,6 @@ type arena struct {
 const (
 	maxKeptArgs  = 1024
 	maxKeptPaths = 256
-	maxKeptFinds = 64
 )
 
 // newAnalyzer returns an analyzer that parses with p.
@@ -43,22 +37,6 @@ func (a *analyzer) reset(pr *prepared, commands bool) {
 	clear(scripts)
 	*a = analyzer{p: a.p, work: pr.work, protect: pr.protect, heads: &pr.heads, home: pr.home, homeVar: pr.home, start: pr.start, commands: commands,
 		funcs: funcs, scripts: scripts, arena: ar}
-	if ar.lend {
-		a.res.Findings = ar.finds[:0]
-	}
-}
-
-// release ends a lent analysis: the findings buffer, possibly grown, is
-// kept for the next one. The caller must be done with the findings.
-func (a *analyzer) release() {
-	if !a.lend {
-		return
-	}
-	fs := a.res.Findings
-	clear(fs) // drop the strings they hold
-	a.finds = trim(fs, maxKeptFinds)
-	a.res.Findings = nil
-	a.lend = false
 }
 
 // trim empties s for reuse, clearing what it held; a slice grown past

@@ -3,40 +3,94 @@ package shell
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/cmdline"
 	"github.com/reinhq/rein/tool"
 )
 
 // Name is the gate's name in verdicts and the audit log.
 const Name = "shell"
 
-// Gate judges every command-role argument of a call with Analyze.
+// Gate judges every command-role argument of a call: the analysis of the
+// command lines the call parsed (Analyzer.Call), which it leaves in the
+// call for the gates after it (the permission gate's command rules).
 type Gate struct {
-	pr        prepared
-	analyzers sync.Pool // *analyzer with its parser and buffers; reused, never shared
+	z *Analyzer
 }
 
 var _ gate.Gate = (*Gate)(nil)
 
 // NewGate returns the shell gate for commands run in o.WorkDir.
-func NewGate(o Options) *Gate {
-	g := &Gate{pr: prepare(o)}
-	g.analyzers.New = func() any { return newAnalyzer(newParser()) }
-	return g
-}
+func NewGate(o Options) *Gate { return &Gate{z: NewAnalyzer(o)} }
 
 // Name returns "shell".
 func (g *Gate) Name() string { return Name }
 
 // Analyze judges one command line with a pooled analyzer.
-func (g *Gate) Analyze(src string) Analysis {
-	a := g.analyzers.Get().(*analyzer)
-	defer g.analyzers.Put(a)
-	return analyzeWith(src, &g.pr, a, "", true)
+func (g *Gate) Analyze(src string) Analysis { return g.z.Analyze(src) }
+
+// Analyzer judges command lines under one Options, with pooled analyzers.
+// It is safe for concurrent use.
+type Analyzer struct {
+	key       any // analysesKey{o}, made into an interface value once
+	pr        prepared
+	analyzers sync.Pool // *analyzer with its parser and buffers; reused, never shared
+}
+
+// NewAnalyzer returns the analyzer of command lines run under o.
+func NewAnalyzer(o Options) *Analyzer {
+	z := &Analyzer{key: analysesKey{o}, pr: prepare(o)}
+	z.analyzers.New = func() any { return newAnalyzer(newParser()) }
+	return z
+}
+
+// Analyze judges one command line.
+func (z *Analyzer) Analyze(src string) Analysis {
+	a := z.analyzers.Get().(*analyzer)
+	defer z.analyzers.Put(a)
+	return analyzeWith(cmdline.Line{Src: src}, &z.pr, a, "", true)
+}
+
+// analysesKey is the slot of a call's analyses under one Options: equal
+// Options judge alike, so the shell gate and the permission gate of a
+// session share one analysis of each command line.
+type analysesKey struct{ o Options }
+
+// Call returns the analysis of each of the call's command lines
+// (gate.Call.Commands, in the same order), as run in the call's first
+// non-empty directory argument (role dir). It walks the trees
+// Commands parsed, and is computed once per call and Options — by the
+// shell gate, or by whichever gate asks first — and kept in the call
+// (gate.Call.Memo). The analyses must not be changed.
+func (z *Analyzer) Call(c *gate.Call) []Analysis {
+	return *c.Memo(z.key, func() any { return z.call(c) }).(*[]Analysis)
+}
+
+func (z *Analyzer) call(c *gate.Call) *[]Analysis {
+	lines := c.Commands()
+	if len(lines) == 0 {
+		return new([]Analysis)
+	}
+	dir := ""
+	if c.Tool != nil {
+		var dbuf [4]string
+		for _, n := range c.ArgsWith(dbuf[:0], tool.RoleDir) {
+			if d, ok := c.Str(n); ok && d != "" {
+				dir = d
+				break
+			}
+		}
+	}
+	a := z.analyzers.Get().(*analyzer)
+	defer z.analyzers.Put(a)
+	out := make([]Analysis, len(lines))
+	for i, l := range lines {
+		out[i] = analyzeWith(l, &z.pr, a, dir, true)
+	}
+	return &out
 }
 
 // Check judges the call's command arguments. A call whose tool has no
@@ -47,70 +101,38 @@ func (g *Gate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 	if c.Tool == nil {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "no tool, so no command to check"}
 	}
-	var buf, dbuf [4]string
-	names, dirArgs := roleArgs(c, buf[:0], dbuf[:0])
+	var buf [4]string
+	names := c.ArgsWith(buf[:0], tool.RoleCommand)
 	if len(names) == 0 {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "the tool takes no command"}
 	}
 	v, _ := c.Value()
 	_, isObject := v.(map[string]any)
-	dir := ""
-	for _, n := range dirArgs {
-		if d, ok := c.Str(n); ok && d != "" {
-			dir = d
-			break
+	for _, n := range names {
+		if _, ok := c.Str(n); !ok && (c.Has(n) || !isObject) {
+			return gate.Verdict{Decision: gate.Deny, Gate: Name,
+				Reason: fmt.Sprintf("the command argument %q is not a string", n),
+				Hint:   fmt.Sprintf("The argument %q must be a string holding a shell command line.", n)}
 		}
 	}
-	// The findings are lent: they live in the analyzer's buffer until the
-	// verdict is made, which happens before the deferred Put.
-	a := g.analyzers.Get().(*analyzer)
-	defer g.analyzers.Put(a)
-	defer a.release()
-	a.lend = true
+	if err := ctx.Err(); err != nil {
+		return gate.Verdict{Decision: gate.Deny, Gate: Name, Reason: "the check was cancelled: " + err.Error(),
+			Hint: "The command could not be checked, so it was refused."}
+	}
+	ans := g.z.Call(c)
 	var all []Finding
 	var parseErr error
-	for _, n := range names {
-		if err := ctx.Err(); err != nil {
-			return gate.Verdict{Decision: gate.Deny, Gate: Name, Reason: "the check was cancelled: " + err.Error(),
-				Hint: "The command could not be checked, so it was refused."}
-		}
-		src, ok := c.Str(n)
-		if !ok {
-			if c.Has(n) || !isObject {
-				return gate.Verdict{Decision: gate.Deny, Gate: Name,
-					Reason: fmt.Sprintf("the command argument %q is not a string", n),
-					Hint:   fmt.Sprintf("The argument %q must be a string holding a shell command line.", n)}
-			}
-			continue
-		}
-		an := analyzeWith(src, &g.pr, a, dir, false)
-		if len(names) == 1 {
+	for _, an := range ans {
+		if len(ans) == 1 {
 			all = an.Findings // the usual one command argument: no copy
 		} else {
-			all = append(all, an.Findings...) // the next analysis reuses the buffer
+			all = append(all, an.Findings...)
 		}
 		if an.Err != nil && parseErr == nil {
 			parseErr = an.Err
 		}
 	}
 	return verdict(all, parseErr)
-}
-
-// roleArgs appends to cmds and dirs the names of the call's command and
-// directory arguments, each sorted: c.ArgsWith for both roles, in one pass
-// over the tool's roles instead of two. c.Tool must not be nil.
-func roleArgs(c *gate.Call, cmds, dirs []string) ([]string, []string) {
-	for name, role := range c.Tool.Spec().Roles {
-		switch role {
-		case tool.RoleCommand:
-			cmds = append(cmds, name)
-		case tool.RoleDir:
-			dirs = append(dirs, name)
-		}
-	}
-	slices.Sort(cmds)
-	slices.Sort(dirs)
-	return cmds, dirs
 }
 
 // verdict turns findings into the gate's answer.

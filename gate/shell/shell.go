@@ -9,13 +9,14 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/cmdline"
 	"github.com/reinhq/rein/protect"
 )
 
 // Limits on what is judged. Beyond them a command line is refused.
 const (
 	// MaxInput is the largest command line judged, in bytes.
-	MaxInput = 64 << 10
+	MaxInput = cmdline.MaxInput
 	// MaxDepth bounds nested shell strings (bash -c "bash -c '...'", eval,
 	// here-documents fed to a shell, substitutions).
 	MaxDepth = 8
@@ -30,7 +31,7 @@ const (
 // Sentinel errors recorded in Analysis.Err.
 var (
 	// ErrTooLarge marks a command line over MaxInput bytes.
-	ErrTooLarge = errors.New("command line too large to check")
+	ErrTooLarge = cmdline.ErrTooLarge
 	// ErrTooDeep marks nesting beyond MaxDepth or too much work.
 	ErrTooDeep = errors.New("command line too deeply nested to check")
 )
@@ -119,12 +120,12 @@ func (a Analysis) Rules() []string {
 // Analyze parses src as bash and judges every command in it.
 func Analyze(src string, o Options) Analysis {
 	pr := prepare(o)
-	return analyzeWith(src, &pr, newAnalyzer(newParser()), "", true)
+	return analyzeWith(cmdline.Line{Src: src}, &pr, newAnalyzer(newParser()), "", true)
 }
 
-func newParser() *syntax.Parser {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash))
-}
+// newParser returns the parser nested command strings are read with, the
+// one gate.Call.Commands reads command lines with.
+func newParser() *syntax.Parser { return cmdline.NewParser() }
 
 // prepared is what every analysis under the same Options starts from,
 // worked out once.
@@ -154,35 +155,40 @@ func prepare(o Options) prepared {
 	return pr
 }
 
-// analyzeWith judges src with an analyzer the caller owns, run in dir
-// (relative to the work dir; "" is the work dir); a panic inside the
-// analysis denies. commands says whether to list the simple commands in the
-// Analysis (the gate, which reads only the findings, does without).
-func analyzeWith(src string, pr *prepared, a *analyzer, dir string, commands bool) (res Analysis) {
+// analyzeWith judges the command line l with an analyzer the caller owns,
+// run in dir (relative to the work dir; "" is the work dir); a panic inside
+// the analysis denies. l is walked as parsed (gate.Call.Commands); a Line
+// with neither a tree nor an error is parsed here. commands says whether
+// to list the simple commands in the Analysis.
+func analyzeWith(l cmdline.Line, pr *prepared, a *analyzer, dir string, commands bool) (res Analysis) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = Analysis{Decision: gate.Deny, Err: fmt.Errorf("shell analysis failed: %v", r),
 				Findings: []Finding{{Decision: gate.Deny, Rule: ruleInternalError.String(), id: ruleInternalError,
-					Reason: fmt.Sprintf("the analysis failed (%v), so the command is refused", r), Command: clip(src)}}}
+					Reason: fmt.Sprintf("the analysis failed (%v), so the command is refused", r), Command: clip(l.Src)}}}
 		}
 	}()
-	return analyzeIn(src, pr, a, dir, commands)
+	return analyzeIn(l, pr, a, dir, commands)
 }
 
 // analyze is analyzeWith without the recover, for the fuzzer.
 func analyze(src string, o Options, p *syntax.Parser) Analysis {
 	pr := prepare(o)
-	return analyzeIn(src, &pr, newAnalyzer(p), "", true)
+	return analyzeIn(cmdline.Line{Src: src}, &pr, newAnalyzer(p), "", true)
 }
 
-func analyzeIn(src string, pr *prepared, a *analyzer, dir string, commands bool) Analysis {
+func analyzeIn(l cmdline.Line, pr *prepared, a *analyzer, dir string, commands bool) Analysis {
+	src := l.Src
 	a.reset(pr, commands)
 	if len(src) > MaxInput {
 		a.res.Err = fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(src), MaxInput)
 		a.deny(ruleTooLarge, fmt.Sprintf("the command line is %d bytes, over the %d-byte limit", len(src), MaxInput), clip(src))
 		return a.finish()
 	}
-	f, err := a.parse(src)
+	f, err := l.File, l.Err
+	if f == nil && err == nil {
+		f, err = a.parse(src)
+	}
 	if err != nil {
 		a.res.Err = fmt.Errorf("parse: %w", err)
 		a.deny(ruleParseError, "the command line does not parse: "+err.Error(), clip(src))
