@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/reinhq/rein/agent/stop"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate"
@@ -23,17 +24,18 @@ import (
 	"github.com/reinhq/rein/tool"
 )
 
-// StopReason is why a run ended. Every run ends with exactly one.
-type StopReason string
+// StopReason is why a run ended. Every run ends with exactly one. The
+// reasons live in the leaf package stop, which the audit log shares.
+type StopReason = stop.Reason
 
 // The stop reasons.
 const (
-	StopDone     StopReason = "done"      // the model asked for no tool
-	StopMaxSteps StopReason = "max_steps" // the step cap was reached
-	StopBudget   StopReason = "budget"    // the token, cost or tool-call cap was exceeded
-	StopTimeout  StopReason = "timeout"   // the wall-time cap passed
-	StopAborted  StopReason = "aborted"   // the caller's context was cancelled
-	StopError    StopReason = "error"     // the model failed, or the audit log could not be written
+	StopDone     = stop.Done     // the model asked for no tool
+	StopMaxSteps = stop.MaxSteps // the step cap was reached
+	StopBudget   = stop.Budget   // the token, cost or tool-call cap was exceeded
+	StopTimeout  = stop.Timeout  // the wall-time cap passed
+	StopAborted  = stop.Aborted  // the caller's context was cancelled
+	StopError    = stop.Error    // the model failed, or the audit log could not be written
 )
 
 // AuditLog receives every record of a run, in order. An error ends the run
