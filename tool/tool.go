@@ -50,8 +50,26 @@ func (e Effect) String() string {
 	return fmt.Sprintf("effect(%d)", uint8(e))
 }
 
-// MarshalText renders the effect by name.
-func (e Effect) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
+// MarshalText renders the effect by name; an effect that is none of the
+// three is refused.
+func (e Effect) MarshalText() ([]byte, error) {
+	if e > Irreversible {
+		return nil, fmt.Errorf("effect(%d): want read-only, reversible or irreversible", uint8(e))
+	}
+	return []byte(e.String()), nil
+}
+
+// UnmarshalText parses "read-only", "reversible" or "irreversible"; any
+// other text is refused.
+func (e *Effect) UnmarshalText(b []byte) error {
+	for _, v := range []Effect{ReadOnly, Reversible, Irreversible} {
+		if string(b) == v.String() {
+			*e = v
+			return nil
+		}
+	}
+	return fmt.Errorf("effect %q: want read-only, reversible or irreversible", b)
+}
 
 // Role says what a top-level string argument names, so that gates can find
 // the arguments they judge without knowing each tool: the scope gate checks
