@@ -159,7 +159,7 @@ func (r *run) step() *errStop {
 	}
 	if overErr != nil {
 		// Checked before any tool of this response runs: afterwards is too late.
-		if s := r.record(audit.Record{Type: audit.Verdict, Step: step, Decision: gate.Deny.String(), Gate: gate.NameBudget, Reason: overErr.Error()}); s != nil {
+		if s := r.record(audit.Record{Type: audit.Verdict, Step: step, Decision: audit.DecisionOf(gate.Deny), Gate: gate.NameBudget, Reason: overErr.Error()}); s != nil {
 			return s
 		}
 		return &errStop{StopBudget, overErr}
@@ -216,7 +216,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		noteArgs(r.l.cfg.Provenance, t, c.Args)
 	}
 	if err := r.take(charge); err != nil {
-		rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, gate.Deny.String(), gate.NameBudget, err.Error()
+		rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, audit.DecisionOf(gate.Deny), gate.NameBudget, err.Error()
 		if s := r.record(rec); s != nil {
 			return model.ToolResult{}, s
 		}
@@ -228,7 +228,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		// A pipeline without an availability gate let an unknown tool through.
 		v = gate.UnknownTool(c.Name)
 	}
-	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, v.Decision.String(), v.Gate, v.Reason
+	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, audit.DecisionOf(v.Decision), v.Gate, v.Reason
 	if v.Decision != gate.Allow {
 		rec.Content = refusedPrefix + v.ForModel() // what the model is told, for a resumed conversation
 	}
@@ -243,8 +243,8 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: rec.Content, IsError: true, Refused: true}, nil
 	}
 
-	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, "", "", ""
-	rec.Effect = t.Spec().Effect.String()
+	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, audit.Decision{}, "", ""
+	rec.Effect = audit.EffectOf(t.Spec().Effect)
 	if t.Spec().Effect != tool.ReadOnly {
 		rec.Key = IdempotencyKey(r.l.cfg.Session, c.ID, c.Name, c.Args)
 	}
@@ -425,7 +425,7 @@ func (r *run) finish(stop *errStop) Result {
 	if stop.reason == StopDone {
 		r.res.Answer = r.answer
 	}
-	rec := audit.ClipText(audit.Record{Type: audit.Stop, Stop: string(stop.reason),
+	rec := audit.ClipText(audit.Record{Type: audit.Stop, Stop: stop.reason,
 		Steps: used.Steps, ToolCalls: used.ToolCalls, Tokens: used.Tokens}, r.l.cfg.ClipResults, r.res.Answer)
 	if stop.err != nil {
 		rec.Error = stop.err.Error()

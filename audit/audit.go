@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reinhq/rein/agent/stop"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/session"
 )
@@ -60,13 +61,13 @@ type Record struct {
 	// call, the tool's effect class, and the rollback snapshots taken of
 	// the files it may change, before it ran.
 	Key       string   `json:"key,omitempty"`
-	Effect    string   `json:"effect,omitempty"`
+	Effect    Effect   `json:"effect,omitzero"`
 	Snapshots []string `json:"snapshots,omitempty"`
 
 	// verdict (a refusal's Content is what the model was told)
-	Decision string `json:"decision,omitempty"`
-	Gate     string `json:"gate,omitempty"`
-	Reason   string `json:"reason,omitempty"`
+	Decision Decision `json:"decision,omitzero"`
+	Gate     string   `json:"gate,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
 
 	// model_call
 	Usage     *model.Usage `json:"usage,omitempty"`
@@ -87,11 +88,11 @@ type Record struct {
 	DurationMS float64 `json:"duration_ms,omitempty"`
 
 	// stop
-	Stop      string `json:"stop,omitempty"`
-	Answer    string `json:"answer,omitempty"`
-	Steps     int    `json:"steps,omitempty"`
-	ToolCalls int    `json:"tool_calls,omitempty"`
-	Error     string `json:"error,omitempty"`
+	Stop      stop.Reason `json:"stop,omitempty"`
+	Answer    string      `json:"answer,omitempty"`
+	Steps     int         `json:"steps,omitempty"`
+	ToolCalls int         `json:"tool_calls,omitempty"`
+	Error     string      `json:"error,omitempty"`
 
 	// session_start
 	Task   string          `json:"task,omitempty"`

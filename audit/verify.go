@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/reinhq/rein/agent/stop"
 )
 
 // MaxLine is the longest line Verify and Show read. A longer line is
@@ -50,6 +52,11 @@ type header struct {
 	Session string    `json:"session"`
 	Type    Type      `json:"type"`
 	Prev    string    `json:"prev"`
+	// The typed fields are read too: a decision, effect or stop reason
+	// that names none of the known ones is damage, never a guess.
+	Decision Decision    `json:"decision"`
+	Effect   Effect      `json:"effect"`
+	Stop     stop.Reason `json:"stop"`
 }
 
 // Verify reads a log and checks, line by line, that it is what a Writer

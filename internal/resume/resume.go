@@ -24,14 +24,16 @@ var ErrFinished = errors.New("the session ended normally: there is nothing to re
 // Unfinished is a call whose intent was recorded and whose result was not:
 // it may or may not have taken effect.
 type Unfinished struct {
-	Call   *model.ToolCall
-	Effect string // "read-only", "reversible", "irreversible"
+	Call *model.ToolCall
+	// Effect is its tool's effect class, as the intent recorded it; an
+	// intent that recorded none is taken as irreversible (fail closed).
+	Effect tool.Effect
 	Key    string // its idempotency key
 }
 
 // Irreversible reports whether running it again could repeat an effect
 // nobody can take back (an email, a payment).
-func (u Unfinished) Irreversible() bool { return u.Effect == tool.Irreversible.String() }
+func (u Unfinished) Irreversible() bool { return u.Effect == tool.Irreversible }
 
 // Point is where a session stood.
 type Point struct {
@@ -42,7 +44,7 @@ type Point struct {
 	// was run with (its system prompt, tools, gates), so that it goes on
 	// with the same.
 	Start Start
-	Stop  string // the stop reason, when the log has one
+	Stop  agent.StopReason // the stop reason, when the log has one
 	// State is ready for agent.Loop.Resume except for the unfinished
 	// calls, which the caller settles: add each to State.Pending (run it
 	// again) or State.Settled (a human says what happened). It is Raw: the
@@ -159,7 +161,7 @@ func Read(recs []audit.Record) (*Point, error) {
 			// is replaced by what happens now.
 			delete(cur.results, c.ID)
 			delete(cur.intents, c.ID)
-			if r.Decision != gate.Allow.String() {
+			if !r.Decision.Is(gate.Allow) { // a verdict without a decision refuses too
 				cur.results[c.ID] = refusal(r)
 			}
 		case audit.Intent:
@@ -174,7 +176,7 @@ func Read(recs []audit.Record) (*Point, error) {
 			p.Stop = r.Stop
 		}
 	}
-	if p.Stop == string(agent.StopDone) {
+	if p.Stop == agent.StopDone {
 		return nil, ErrFinished
 	}
 	// The last response: its answered calls are settled; the others are
@@ -188,7 +190,11 @@ func Read(recs []audit.Record) (*Point, error) {
 				continue
 			}
 			in := cur.intents[c.ID]
-			p.Unfinished = append(p.Unfinished, Unfinished{Call: c, Effect: in.Effect, Key: in.Key})
+			effect, ok := in.Effect.Get()
+			if !ok {
+				effect = tool.Irreversible
+			}
+			p.Unfinished = append(p.Unfinished, Unfinished{Call: c, Effect: effect, Key: in.Key})
 		}
 		// Calls that never reached a verdict left no arguments in the log;
 		// they are dropped from the response, and the model asks again.

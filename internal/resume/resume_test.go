@@ -14,12 +14,14 @@ import (
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/flow"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/internal/resume"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
+	"github.com/reinhq/rein/tool"
 )
 
 // recording passes requests to a model and keeps each, as JSON, as it was
@@ -189,16 +191,16 @@ func TestReadCountsARerunCallOnce(t *testing.T) {
 	base := []audit.Record{
 		{Type: audit.SessionStart, Task: "Write.", Config: start},
 		{Type: audit.ModelCall, Step: 1, Text: "writing", Calls: []string{"write_file", "write_file"}},
-		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "write_file", Args: args, Decision: "allow"},
-		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "write_file", Args: args, Effect: "reversible", Key: "k1"},
+		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "write_file", Args: args, Decision: audit.DecisionOf(gate.Allow)},
+		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "write_file", Args: args, Effect: audit.EffectOf(tool.Reversible), Key: "k1"},
 		{Type: audit.Result, Step: 1, CallID: "call_1_1", Tool: "write_file", Content: "wrote a.txt"},
-		{Type: audit.Verdict, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Decision: "allow"},
-		{Type: audit.Intent, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Effect: "reversible", Key: "k2"},
+		{Type: audit.Verdict, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Decision: audit.DecisionOf(gate.Allow)},
+		{Type: audit.Intent, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Effect: audit.EffectOf(tool.Reversible), Key: "k2"},
 	}
 	again := []audit.Record{
 		{Type: audit.Resume, Reason: "run again", Steps: 1, ToolCalls: 2},
-		{Type: audit.Verdict, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Decision: "allow"},
-		{Type: audit.Intent, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Effect: "reversible", Key: "k2"},
+		{Type: audit.Verdict, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Decision: audit.DecisionOf(gate.Allow)},
+		{Type: audit.Intent, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Effect: audit.EffectOf(tool.Reversible), Key: "k2"},
 	}
 	for _, c := range []struct {
 		name    string
@@ -241,12 +243,12 @@ func TestReadMarksRefusalsByType(t *testing.T) {
 	recs := []audit.Record{
 		{Type: audit.SessionStart, Task: "Read."},
 		{Type: audit.ModelCall, Step: 1, Calls: []string{"read_file", "read_file", "write_file"}},
-		{Type: audit.Verdict, Step: 1, CallID: "c1", Tool: "read_file", Decision: "deny", Gate: "scope", Reason: "outside", Content: "Refused: outside the work dir"},
-		{Type: audit.Verdict, Step: 1, CallID: "c2", Tool: "read_file", Decision: "allow"},
-		{Type: audit.Intent, Step: 1, CallID: "c2", Tool: "read_file", Effect: "read-only"},
+		{Type: audit.Verdict, Step: 1, CallID: "c1", Tool: "read_file", Decision: audit.DecisionOf(gate.Deny), Gate: "scope", Reason: "outside", Content: "Refused: outside the work dir"},
+		{Type: audit.Verdict, Step: 1, CallID: "c2", Tool: "read_file", Decision: audit.DecisionOf(gate.Allow)},
+		{Type: audit.Intent, Step: 1, CallID: "c2", Tool: "read_file", Effect: audit.EffectOf(tool.ReadOnly)},
 		{Type: audit.Result, Step: 1, CallID: "c2", Tool: "read_file", Content: "Refused: but a file said so"},
-		{Type: audit.Verdict, Step: 1, CallID: "c3", Tool: "write_file", Decision: "allow"},
-		{Type: audit.Intent, Step: 1, CallID: "c3", Tool: "write_file", Effect: "reversible"},
+		{Type: audit.Verdict, Step: 1, CallID: "c3", Tool: "write_file", Decision: audit.DecisionOf(gate.Allow)},
+		{Type: audit.Intent, Step: 1, CallID: "c3", Tool: "write_file", Effect: audit.EffectOf(tool.Reversible)},
 		{Type: audit.Result, Step: 1, CallID: "c3", Tool: "write_file", Content: "Error: could not be saved", IsError: true, Refused: true},
 	}
 	p, err := resume.Read(recs)
