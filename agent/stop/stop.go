@@ -25,15 +25,20 @@ const (
 	Timeout  Reason = "timeout"   // the wall-time cap passed
 	Aborted  Reason = "aborted"   // the caller's context was cancelled
 	Error    Reason = "error"     // the model failed, or the audit log could not be written
+
+	// Denied ends a computer-use run in which a human said no to an
+	// irreversible action (computer.StopDenied). The agent loop never
+	// stops for it; it is known here so that those runs' logs read back.
+	Denied Reason = "denied"
 )
 
 // Reasons are all the reasons, in the order above.
-func Reasons() []Reason { return []Reason{Done, MaxSteps, Budget, Timeout, Aborted, Error} }
+func Reasons() []Reason { return []Reason{Done, MaxSteps, Budget, Timeout, Aborted, Error, Denied} }
 
 // Valid reports whether r is one of the reasons.
 func (r Reason) Valid() bool {
 	switch r {
-	case Done, MaxSteps, Budget, Timeout, Aborted, Error:
+	case Done, MaxSteps, Budget, Timeout, Aborted, Error, Denied:
 		return true
 	}
 	return false
@@ -60,4 +65,4 @@ func (r *Reason) UnmarshalText(b []byte) error {
 }
 
 // ErrUnknown is wrapped by the error for a text that names no reason.
-var ErrUnknown = errors.New("not a stop reason (want done, max_steps, budget, timeout, aborted or error)")
+var ErrUnknown = errors.New("not a stop reason (want done, max_steps, budget, timeout, aborted, error or denied)")

@@ -21,19 +21,25 @@ import (
 // ErrFinished is returned for a session that ended on its own.
 var ErrFinished = errors.New("the session ended normally: there is nothing to resume")
 
-// Unfinished is a call whose intent was recorded and whose result was not:
-// it may or may not have taken effect.
+// Unfinished is a call of the last response with no result: allowed, and
+// then either interrupted before its intent was written (it did not run),
+// or after (Started: it may or may not have taken effect).
 type Unfinished struct {
 	Call *model.ToolCall
-	// Effect is its tool's effect class, as the intent recorded it; an
-	// intent that recorded none is taken as irreversible (fail closed).
+	// Started says its intent was recorded: the tool may have run.
+	Started bool
+	// Effect is its tool's effect class, as the intent recorded it (when
+	// Started); an intent that recorded none is taken as irreversible
+	// (fail closed).
 	Effect tool.Effect
 	Key    string // its idempotency key
 }
 
 // Irreversible reports whether running it again could repeat an effect
-// nobody can take back (an email, a payment).
-func (u Unfinished) Irreversible() bool { return u.Effect == tool.Irreversible }
+// nobody can take back (an email, a payment): it may have run, and its
+// effect is irreversible. Any other unfinished call may run again, through
+// the gates.
+func (u Unfinished) Irreversible() bool { return u.Started && u.Effect == tool.Irreversible }
 
 // Point is where a session stood.
 type Point struct {
@@ -189,12 +195,15 @@ func Read(recs []audit.Record) (*Point, error) {
 				p.State.Settled = append(p.State.Settled, res)
 				continue
 			}
-			in := cur.intents[c.ID]
-			effect, ok := in.Effect.Get()
-			if !ok {
-				effect = tool.Irreversible
+			u := Unfinished{Call: c}
+			if in, ok := cur.intents[c.ID]; ok {
+				effect, ok := in.Effect.Get()
+				if !ok {
+					effect = tool.Irreversible
+				}
+				u.Started, u.Effect, u.Key = true, effect, in.Key
 			}
-			p.Unfinished = append(p.Unfinished, Unfinished{Call: c, Effect: effect, Key: in.Key})
+			p.Unfinished = append(p.Unfinished, u)
 		}
 		// Calls that never reached a verdict left no arguments in the log;
 		// they are dropped from the response, and the model asks again.

@@ -267,3 +267,88 @@ func TestReadMarksRefusalsByType(t *testing.T) {
 		t.Fatalf("a finished session: %v", err)
 	}
 }
+
+// An unfinished call may run again unless it may have had an effect nobody
+// can take back: the decision rides on the intent's typed effect.
+func TestUnfinishedReplayable(t *testing.T) {
+	t.Parallel()
+	args := json.RawMessage(`{"path":"a.txt"}`)
+	for _, c := range []struct {
+		name         string
+		intent       *audit.Record
+		started      bool
+		irreversible bool
+	}{
+		{"read-only", &audit.Record{Effect: audit.EffectOf(tool.ReadOnly)}, true, false},
+		{"reversible", &audit.Record{Effect: audit.EffectOf(tool.Reversible), Key: "k"}, true, false},
+		{"irreversible", &audit.Record{Effect: audit.EffectOf(tool.Irreversible), Key: "k"}, true, true},
+		{"an intent without an effect", &audit.Record{Key: "k"}, true, true},
+		{"no intent: it never ran", nil, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			recs := []audit.Record{
+				{Type: audit.SessionStart, Task: "Go."},
+				{Type: audit.ModelCall, Step: 1, Calls: []string{"send_email"}},
+				{Type: audit.Verdict, Step: 1, CallID: "c1", Tool: "send_email", Args: args, Decision: audit.DecisionOf(gate.Allow)},
+			}
+			if c.intent != nil {
+				in := *c.intent
+				in.Type, in.Step, in.CallID, in.Tool, in.Args = audit.Intent, 1, "c1", "send_email", args
+				recs = append(recs, in)
+			}
+			p, err := resume.Read(recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Unfinished) != 1 || len(p.State.Settled) != 0 {
+				t.Fatalf("unfinished %+v, settled %+v", p.Unfinished, p.State.Settled)
+			}
+			u := p.Unfinished[0]
+			if u.Started != c.started || u.Irreversible() != c.irreversible || u.Call.ID != "c1" {
+				t.Errorf("%+v: started %v irreversible %v, want %v %v", u, u.Started, u.Irreversible(), c.started, c.irreversible)
+			}
+		})
+	}
+}
+
+// A verdict is a refusal unless its typed decision is allow: a refused
+// call, or one whose verdict says no decision, resumes as rein's refusal,
+// never as the tool's data.
+func TestReadRefusalByDecision(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name     string
+		decision audit.Decision
+		refused  bool
+	}{
+		{"deny", audit.DecisionOf(gate.Deny), true},
+		{"ask never answered", audit.DecisionOf(gate.Ask), true},
+		{"no decision", audit.Decision{}, true},
+		{"allow", audit.DecisionOf(gate.Allow), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			recs := []audit.Record{
+				{Type: audit.SessionStart, Task: "Read."},
+				{Type: audit.ModelCall, Step: 1, Calls: []string{"read_file"}},
+				{Type: audit.Verdict, Step: 1, CallID: "c1", Tool: "read_file", Decision: c.decision, Gate: "scope", Reason: "r", Content: "Refused: no"},
+			}
+			if !c.refused {
+				recs = append(recs,
+					audit.Record{Type: audit.Intent, Step: 1, CallID: "c1", Tool: "read_file", Effect: audit.EffectOf(tool.ReadOnly)},
+					audit.Record{Type: audit.Result, Step: 1, CallID: "c1", Tool: "read_file", Content: "Refused: the file's own words"})
+			}
+			p, err := resume.Read(recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.State.Settled) != 1 {
+				t.Fatalf("settled %+v", p.State.Settled)
+			}
+			if got := p.State.Settled[0]; got.Refused != c.refused || got.IsError != c.refused {
+				t.Errorf("settled %+v: refused %v, want %v", got, got.Refused, c.refused)
+			}
+		})
+	}
+}
