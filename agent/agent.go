@@ -103,7 +103,9 @@ type Config struct {
 // Intake wraps what enters the model's context (intake.Wrapper).
 type Intake interface {
 	Task(task string) string
-	Result(tool, content string) string
+	// Result wraps a tool's result by where it came from, as the tool
+	// said (model.Source), never by its name or its words.
+	Result(tool string, src model.Source, content string) string
 }
 
 // Provenance records where the texts that enter the context came from.

@@ -266,7 +266,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 	}
 	began := time.Now()
 	r.inflight = &audit.Record{Step: step, CallID: c.ID, Tool: c.Name, Key: rec.Key}
-	out, err := runTool(r.ctx, t, c.Args)
+	out, src, err := runTool(r.ctx, t, c.Args)
 	took := time.Since(began)
 	if st, ok := r.l.cfg.Snapshots.(settler); ok && len(paths) > 0 {
 		st.Settle(paths...)
@@ -282,17 +282,19 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		}
 		return model.ToolResult{}, &errStop{StopError, fmt.Errorf("%s: %w", c.Name, err)}
 	}
-	res := model.ToolResult{CallID: c.ID, Name: c.Name, Content: out}
+	res := model.ToolResult{CallID: c.ID, Name: c.Name, Content: out, Source: src}
 	if err != nil {
-		res.Content, res.IsError = "Error: "+err.Error(), true
+		// A failure is the tool's words about itself, from no source.
+		res.Content, res.IsError, res.Source = "Error: "+err.Error(), true, model.Source{}
 	}
 	if r.l.cfg.Redact != nil {
 		res.Content = r.l.cfg.Redact(res.Content)
+		res.Source.Location = r.l.cfg.Redact(res.Source.Location)
 	}
 	clipped, size, sum, cut := audit.Clip(res.Content, r.l.cfg.ClipResults)
 	if s := r.record(audit.Record{
 		Type: audit.Result, Step: step, CallID: c.ID, Tool: c.Name, Key: rec.Key, Content: clipped, IsError: res.IsError,
-		Bytes: size, SHA256: sum, Truncated: cut, DurationMS: ms(took),
+		Source: res.Source, Bytes: size, SHA256: sum, Truncated: cut, DurationMS: ms(took),
 	}); s != nil {
 		return model.ToolResult{}, s
 	}
@@ -320,7 +322,7 @@ func (l *Loop) admit(res model.ToolResult) model.ToolResult {
 		noteResult(l.cfg.Provenance, t, res.Name, res.Content)
 	}
 	if l.cfg.Intake != nil {
-		res.Content = l.cfg.Intake.Result(res.Name, res.Content)
+		res.Content = l.cfg.Intake.Result(res.Name, res.Source, res.Content)
 	}
 	return res
 }

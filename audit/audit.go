@@ -84,6 +84,9 @@ type Record struct {
 	Truncated bool   `json:"truncated,omitempty"`
 	// Refused marks a result that is rein's words: the tool did not run.
 	Refused bool `json:"refused,omitempty"`
+	// Source is where the result came from, as its tool said (a web page
+	// and its URL); none for a local result.
+	Source model.Source `json:"source,omitzero"`
 
 	DurationMS float64 `json:"duration_ms,omitempty"`
 
@@ -342,6 +345,7 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 func redactRecord(r Record, redact func(string) string) Record {
 	r.Task, r.Text, r.Reason = redact(r.Task), redact(r.Text), redact(r.Reason)
 	r.Content, r.Answer, r.Error = redact(r.Content), redact(r.Answer), redact(r.Error)
+	r.Source.Location = redact(r.Source.Location)
 	if len(r.Args) > 0 {
 		if s := redact(string(r.Args)); s != string(r.Args) {
 			if json.Valid([]byte(s)) {

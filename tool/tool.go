@@ -217,7 +217,7 @@ type Func[A any] struct {
 	schema   *schema.Schema
 	hasCheck bool    // *A has a Check method
 	fill     *filler // nil when A's fields cannot be set from a parsed value
-	run      func(ctx context.Context, args A) (string, error)
+	run      func(ctx context.Context, args A) (string, model.Source, error)
 	lookup   func(ctx context.Context, args A) error
 }
 
@@ -230,6 +230,17 @@ var (
 // set), decodes them into A and calls run. A schema that does not compile is
 // a programming error and panics here, at construction.
 func New[A any](spec Spec, run func(ctx context.Context, args A) (string, error)) *Func[A] {
+	return NewSourced(spec, func(ctx context.Context, args A) (string, model.Source, error) {
+		out, err := run(ctx, args)
+		return out, model.Source{}, err
+	})
+}
+
+// NewSourced is New for a tool whose output may come from outside the
+// session's machine: run also says where it came from (a web page and its
+// final URL), and RunSourced hands that on. Only the tool that fetched
+// the content says where it is from; nothing reads it from the text.
+func NewSourced[A any](spec Spec, run func(ctx context.Context, args A) (string, model.Source, error)) *Func[A] {
 	f := &Func[A]{spec: spec, run: run}
 	_, f.hasCheck = any(new(A)).(interface{ Check() error })
 	if len(spec.Schema) > 0 {
@@ -323,9 +334,16 @@ func (f *Func[A]) Exists(ctx context.Context, args json.RawMessage) error {
 
 // Run decodes args and calls the function.
 func (f *Func[A]) Run(ctx context.Context, args json.RawMessage) (string, error) {
+	out, _, err := f.RunSourced(ctx, args)
+	return out, err
+}
+
+// RunSourced is Run that also says where the output came from: local,
+// unless the tool was made with NewSourced and its function said else.
+func (f *Func[A]) RunSourced(ctx context.Context, args json.RawMessage) (string, model.Source, error) {
 	a, err := f.decode(args)
 	if err != nil {
-		return "", err
+		return "", model.Source{}, err
 	}
 	return f.run(ctx, a)
 }

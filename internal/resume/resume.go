@@ -247,7 +247,7 @@ func result(r audit.Record) model.ToolResult {
 		content += fmt.Sprintf("\n[cut: the session was resumed from its audit log, which keeps the first %d of this result's %d bytes (SHA-256 %s). Run the call again, or read in parts, to see the rest.]",
 			len(r.Content), r.Bytes, r.SHA256)
 	}
-	return model.ToolResult{CallID: r.CallID, Name: r.Tool, Content: content, IsError: r.IsError, Refused: r.Refused}
+	return model.ToolResult{CallID: r.CallID, Name: r.Tool, Content: content, IsError: r.IsError, Refused: r.Refused, Source: r.Source}
 }
 
 // recsCalls returns the call names of the last model_call record.
