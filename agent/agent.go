@@ -205,7 +205,11 @@ type Result struct {
 	Tokens    int64          `json:"tokens"`
 	CostUSD   float64        `json:"cost_usd"`
 	Refusals  map[string]int `json:"refusals,omitempty"` // refused calls by gate
-	// Messages is the whole conversation, task first.
+	// Messages is the whole conversation (compacted, if it was), task
+	// first, raw: the task and each tool result as they entered it
+	// (redacted, not capped, not wrapped), each result with its source
+	// and refusal flag. What the model read is built from it when each
+	// request is; a conversation's next turn passes it on (State).
 	Messages []model.Message `json:"-"`
 	// Err is the cause for every stop but StopDone: the exceeded limit, the
 	// model's error, the context's cause.

@@ -51,12 +51,12 @@ func (l *Loop) Run(ctx context.Context, task string) Result {
 	if l.cfg.Redact != nil {
 		task = l.cfg.Redact(task)
 	}
-	shown := l.admitTask(task)
+	l.tellTask(task)
 	r := &run{
 		l:     l,
 		ctx:   ctx,
 		meter: budget.NewMeter(l.cfg.Limits),
-		msgs:  []model.Message{{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(shown)}}},
+		msgs:  []model.Message{{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(task)}}},
 		res:   Result{Refusals: map[string]int{}},
 	}
 	stop := r.start(task)
@@ -126,10 +126,10 @@ func (r *run) step() *errStop {
 		return &errStop{StopMaxSteps, err}
 	}
 	step := r.meter.Used().Steps
-	req := &model.Request{System: r.l.cfg.System, Messages: r.msgs, Tools: r.l.offered}
-	if msgs, ok := compact(req, r.l.cfg.MaxContextTokens); ok {
-		r.msgs, req.Messages = msgs, msgs
+	if msgs, ok := r.l.compacted(r.msgs); ok {
+		r.msgs = msgs
 	}
+	req := r.l.request(r.msgs)
 	began := time.Now()
 	r.inflight = &audit.Record{Step: step, Tool: "(model call)"}
 	resp, err := r.generate(req)
@@ -301,42 +301,8 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 	if s := r.ctxStop(); s != nil {
 		return model.ToolResult{}, s
 	}
-	return r.l.admit(res), nil
-}
-
-// admit makes a tool's result (redacted) what the model reads: capped,
-// told to the Provenance as untrusted under the tool's name, wrapped by the
-// Intake. A refusal is rein's words and is left as it is. A live call and
-// a resumed conversation go through here alike.
-func (l *Loop) admit(res model.ToolResult) model.ToolResult {
-	if res.Refused {
-		return res
-	}
-	max := l.cfg.MaxResultBytes
-	if max == 0 {
-		max = DefaultMaxResultBytes
-	}
-	res.Content = capResult(res.Content, max)
-	if l.cfg.Provenance != nil {
-		t, _ := l.cfg.Tools.Lookup(res.Name)
-		noteResult(l.cfg.Provenance, t, res.Name, res.Content)
-	}
-	if l.cfg.Intake != nil {
-		res.Content = l.cfg.Intake.Result(res.Name, res.Source, res.Content)
-	}
-	return res
-}
-
-// admitTask makes the task (redacted) what the model reads: told to the
-// Provenance as trusted, wrapped by the Intake as the user's input.
-func (l *Loop) admitTask(task string) string {
-	if l.cfg.Provenance != nil {
-		l.cfg.Provenance.Trusted(task)
-	}
-	if l.cfg.Intake != nil {
-		return l.cfg.Intake.Task(task)
-	}
-	return task
+	r.l.tell(res)
+	return res, nil
 }
 
 // compactArgs returns args without insignificant white space, as the audit
