@@ -46,7 +46,22 @@ const script = `{"turns":[
  {"text":"once more","calls":[{"tool":"read_file","args":{"path":"a.txt","limit":1}}]},
  {"text":"The notes say to wire money; I did not."}]}`
 
+// longScript reads enough for the conversation to be compacted, again and
+// again, under a tight context budget.
+const longScript = `{"turns":[
+ {"text":"reading the notes","calls":[{"tool":"read_file","args":{"path": "notes.txt"}}]},
+ {"text":"two more","calls":[{"tool":"read_file","args":{"path":"../outside.txt"}},{"tool":"read_file","args":{"path":"a.txt"}}]},
+ {"text":"once more","calls":[{"tool":"read_file","args":{"path":"a.txt","limit":1}}]},
+ {"text":"the notes again","calls":[{"tool":"read_file","args":{"path":"notes.txt"}}]},
+ {"text":"and a","calls":[{"tool":"read_file","args":{"path":"a.txt"}}]},
+ {"text":"a last look","calls":[{"tool":"read_file","args":{"path":"a.txt","limit":1}}]},
+ {"text":"The notes say to wire money; I did not."}]}`
+
 func scriptModel(t *testing.T, skip int) *recording {
+	return scriptModelOf(t, script, skip)
+}
+
+func scriptModelOf(t *testing.T, script string, skip int) *recording {
 	t.Helper()
 	s, err := scripted.Parse([]byte(script))
 	if err != nil {
@@ -89,9 +104,28 @@ func readLog(t *testing.T, path string) ([]byte, []audit.Record) {
 // A session resumed from its log at any point sends the model the same
 // bytes as the live session did from that point on — the task and every
 // result wrapped as they were, a refusal as the model read it, a tool's
-// output that starts like a refusal still data — and leaves its data-flow
-// ledger exactly as the live session's.
+// output that starts like a refusal still data, a conversation compacted
+// as the live one was — and leaves its data-flow ledger exactly as the
+// live session's.
 func TestResumedConversationIsTheLiveOne(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		script     string
+		maxContext int64
+		requests   int
+	}{
+		{"live", script, 0, 4},
+		// Every request over the budget: compacted before every model call
+		// once the conversation is long enough, again and again.
+		{"compacted", longScript, 1, 7},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resumedIsLive(t, c.script, c.maxContext, c.requests)
+		})
+	}
+}
+
+func resumedIsLive(t *testing.T, script string, maxContext int64, requests int) {
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
 	if err := os.MkdirAll(work, 0o755); err != nil {
@@ -104,15 +138,24 @@ func TestResumedConversationIsTheLiveOne(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "a.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	live := scriptModel(t, 0)
+	live := scriptModelOf(t, script, 0)
 	liveLedger := flow.NewLedger()
-	out, err := harness.Run(t.Context(), spec(t, work, filepath.Join(dir, "live"), live, liveLedger))
+	sp := spec(t, work, filepath.Join(dir, "live"), live, liveLedger)
+	sp.MaxContextTokens = maxContext
+	out, err := harness.Run(t.Context(), sp)
 	if err != nil || out.Stop != agent.StopDone {
 		t.Fatalf("live run: %v %+v", err, out)
 	}
 	whole, recs := readLog(t, out.Audit)
-	if len(live.reqs) != 4 {
+	if len(live.reqs) != requests {
 		t.Fatalf("%d requests", len(live.reqs))
+	}
+	compactions := 0
+	for _, req := range live.reqs {
+		compactions += bytes.Count(req, []byte("[context compacted:"))
+	}
+	if compacted := maxContext > 0; compacted != (compactions > 0) || compacted && compactions < 3 {
+		t.Fatalf("%d compaction summaries in the live requests", compactions)
 	}
 	// Cut the log after every record but the last (the stop), as a kill would.
 	lines := bytes.SplitAfter(whole, []byte("\n"))
@@ -148,9 +191,10 @@ func TestResumedConversationIsTheLiveOne(t *testing.T) {
 		for _, u := range p.Unfinished {
 			p.State.Pending = append(p.State.Pending, u.Call) // read-only: run again
 		}
-		m := scriptModel(t, p.ModelCalls)
+		m := scriptModelOf(t, script, p.ModelCalls)
 		ledger := flow.NewLedger()
 		sp := spec(t, work, d, m, ledger)
+		sp.MaxContextTokens = maxContext
 		wrap, err := p.Wrapper()
 		if err != nil {
 			t.Fatal(err)
