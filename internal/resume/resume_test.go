@@ -57,11 +57,7 @@ const longScript = `{"turns":[
  {"text":"a last look","calls":[{"tool":"read_file","args":{"path":"a.txt","limit":1}}]},
  {"text":"The notes say to wire money; I did not."}]}`
 
-func scriptModel(t *testing.T, skip int) *recording {
-	return scriptModelOf(t, script, skip)
-}
-
-func scriptModelOf(t *testing.T, script string, skip int) *recording {
+func scriptModel(t *testing.T, script string, skip int) *recording {
 	t.Helper()
 	s, err := scripted.Parse([]byte(script))
 	if err != nil {
@@ -138,7 +134,7 @@ func resumedIsLive(t *testing.T, script string, maxContext int64, requests int) 
 	if err := os.WriteFile(filepath.Join(work, "a.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	live := scriptModelOf(t, script, 0)
+	live := scriptModel(t, script, 0)
 	liveLedger := flow.NewLedger()
 	sp := spec(t, work, filepath.Join(dir, "live"), live, liveLedger)
 	sp.MaxContextTokens = maxContext
@@ -191,7 +187,7 @@ func resumedIsLive(t *testing.T, script string, maxContext int64, requests int) 
 		for _, u := range p.Unfinished {
 			p.State.Pending = append(p.State.Pending, u.Call) // read-only: run again
 		}
-		m := scriptModelOf(t, script, p.ModelCalls)
+		m := scriptModel(t, script, p.ModelCalls)
 		ledger := flow.NewLedger()
 		sp := spec(t, work, d, m, ledger)
 		sp.MaxContextTokens = maxContext
