@@ -344,7 +344,7 @@ func decision(d Decision, stopped bool) string {
 	case d.Is(gate.Deny):
 		return "REFUSED"
 	}
-	return d.String()
+	return clean(d.String())
 }
 
 func intentDetails(r Record) string {
