@@ -2,7 +2,9 @@
 // the model can tell the user's request from data: the task is wrapped as
 // <user_input>, each tool result as <tool_result name="…">, and content
 // from outside the project (a web page) as <external_document kind="…"
-// source="…">.
+// source="…">. Which wrapper a result gets is decided by its typed source
+// (model.Source), which the tool that produced it set; never by the tool's
+// name or by what the content says about itself.
 //
 // Content cannot close its wrapper. Every tag a Wrapper writes carries the
 // session's boundary, a random id made once per session (NewBoundary) —
