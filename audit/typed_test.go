@@ -3,6 +3,7 @@ package audit_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/reinhq/rein/agent/stop"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -86,6 +88,7 @@ func TestTypedFieldsRoundTrip(t *testing.T) {
 	for _, s := range stop.Reasons() {
 		recs = append(recs, audit.Record{Type: audit.Stop, Stop: s})
 	}
+	recs = append(recs, audit.Record{Type: audit.Result, Source: model.Source{Kind: model.SourceWebPage, Location: "https://example.com/final"}})
 	for _, r := range recs {
 		b, err := json.Marshal(r)
 		if err != nil {
@@ -95,7 +98,7 @@ func TestTypedFieldsRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatalf("%s: %v", b, err)
 		}
-		if back.Decision != r.Decision || back.Effect != r.Effect || back.Stop != r.Stop {
+		if back.Decision != r.Decision || back.Effect != r.Effect || back.Stop != r.Stop || back.Source != r.Source {
 			t.Errorf("%s read back as %+v", b, back)
 		}
 	}
@@ -103,7 +106,7 @@ func TestTypedFieldsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{`"decision"`, `"effect"`, `"stop"`} {
+	for _, key := range []string{`"decision"`, `"effect"`, `"stop"`, `"source"`} {
 		if bytes.Contains(b, []byte(key)) {
 			t.Errorf("a model_call record holds %s: %s", key, b)
 		}
@@ -119,15 +122,19 @@ func TestTypedFieldsRoundTrip(t *testing.T) {
 // TestUnknownTypedValueIsDamage: a log whose decision, effect or stop names
 // none of the known values (edited, or written by something else) is
 // reported by Verify at that line and skipped as damaged by Show; it never
-// reads as some decision.
+// reads as some decision (or a source kind as some source).
 func TestUnknownTypedValueIsDamage(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct{ field, value string }{
+	for _, c := range []struct {
+		field string
+		value any
+	}{
 		{"decision", "Allow"}, {"decision", "permit"}, {"decision", ""},
 		{"effect", "harmless"}, {"effect", "read_only"},
 		{"stop", "finished"}, {"stop", "DONE"},
+		{"source", map[string]string{"kind": "web"}}, {"source", map[string]string{"kind": "Web_Page", "location": "https://x"}},
 	} {
-		t.Run(c.field+"="+c.value, func(t *testing.T) {
+		t.Run(fmt.Sprint(c.field, "=", c.value), func(t *testing.T) {
 			t.Parallel()
 			recs := []audit.Record{
 				{Type: audit.SessionStart, Task: "t"},
