@@ -47,7 +47,7 @@ func TestWithAbortDuringTool(t *testing.T) {
 		t.Fatalf("abort records %+v", ab)
 	}
 	intents := log.find(audit.Intent)
-	if len(intents) != 1 || intents[0].Key != ab[0].Key || intents[0].Effect != "reversible" {
+	if len(intents) != 1 || intents[0].Key != ab[0].Key || !intents[0].Effect.Is(tool.Reversible) {
 		t.Fatalf("intent %+v", intents)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/reinhq/rein/agent/stop"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate"
@@ -23,17 +24,18 @@ import (
 	"github.com/reinhq/rein/tool"
 )
 
-// StopReason is why a run ended. Every run ends with exactly one.
-type StopReason string
+// StopReason is why a run ended. Every run ends with exactly one. The
+// reasons live in the leaf package stop, which the audit log shares.
+type StopReason = stop.Reason
 
 // The stop reasons.
 const (
-	StopDone     StopReason = "done"      // the model asked for no tool
-	StopMaxSteps StopReason = "max_steps" // the step cap was reached
-	StopBudget   StopReason = "budget"    // the token, cost or tool-call cap was exceeded
-	StopTimeout  StopReason = "timeout"   // the wall-time cap passed
-	StopAborted  StopReason = "aborted"   // the caller's context was cancelled
-	StopError    StopReason = "error"     // the model failed, or the audit log could not be written
+	StopDone     = stop.Done     // the model asked for no tool
+	StopMaxSteps = stop.MaxSteps // the step cap was reached
+	StopBudget   = stop.Budget   // the token, cost or tool-call cap was exceeded
+	StopTimeout  = stop.Timeout  // the wall-time cap passed
+	StopAborted  = stop.Aborted  // the caller's context was cancelled
+	StopError    = stop.Error    // the model failed, or the audit log could not be written
 )
 
 // AuditLog receives every record of a run, in order. An error ends the run
@@ -101,7 +103,9 @@ type Config struct {
 // Intake wraps what enters the model's context (intake.Wrapper).
 type Intake interface {
 	Task(task string) string
-	Result(tool, content string) string
+	// Result wraps a tool's result by where it came from, as the tool
+	// said (model.Source), never by its name or its words.
+	Result(tool string, src model.Source, content string) string
 }
 
 // Provenance records where the texts that enter the context came from.
@@ -201,7 +205,11 @@ type Result struct {
 	Tokens    int64          `json:"tokens"`
 	CostUSD   float64        `json:"cost_usd"`
 	Refusals  map[string]int `json:"refusals,omitempty"` // refused calls by gate
-	// Messages is the whole conversation, task first.
+	// Messages is the whole conversation (compacted, if it was), task
+	// first, raw: the task and each tool result as they entered it
+	// (redacted, not capped, not wrapped), each result with its source
+	// and refusal flag. What the model read is built from it when each
+	// request is; a conversation's next turn passes it on (State).
 	Messages []model.Message `json:"-"`
 	// Err is the cause for every stop but StopDone: the exceeded limit, the
 	// model's error, the context's cause.

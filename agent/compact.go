@@ -21,15 +21,14 @@ const DefaultMaxResultBytes = 32 << 10
 const KeepMessages = 6
 
 // compact returns msgs with the middle replaced by a deterministic summary
-// when the request would be over 80% of maxTokens: the first message (the
+// when their request (tokens, estimated) would be over 80% of maxTokens: the first message (the
 // task) and the newest messages stay; what was dropped is described — how
 // many messages, how many characters, which tools were called, the first 16
 // hex digits of a SHA-256 of the dropped messages — with "re-read any file
 // you need". The kept tail starts at an assistant message, so no tool call
 // is separated from its result. It reports whether it compacted.
-func compact(req *model.Request, maxTokens int64) ([]model.Message, bool) {
-	msgs := req.Messages
-	if maxTokens <= 0 || model.EstimateTokens(req)*10 <= maxTokens*8 || len(msgs) <= KeepMessages+1 {
+func compact(msgs []model.Message, tokens, maxTokens int64) ([]model.Message, bool) {
+	if maxTokens <= 0 || tokens*10 <= maxTokens*8 || len(msgs) <= KeepMessages+1 {
 		return msgs, false
 	}
 	cut := len(msgs) - KeepMessages

@@ -28,10 +28,10 @@ func TestCompact(t *testing.T) {
 	req := &model.Request{Messages: msgs}
 	est := model.EstimateTokens(req)
 	// Under 80%: untouched.
-	if _, ok := compact(req, est*2); ok {
+	if _, ok := compact(msgs, est, est*2); ok {
 		t.Fatal("compacted a request well under its budget")
 	}
-	out, ok := compact(req, est)
+	out, ok := compact(msgs, est, est)
 	if !ok {
 		t.Fatal("did not compact a request at 100% of its budget")
 	}
@@ -60,7 +60,7 @@ func TestCompact(t *testing.T) {
 		}
 	}
 	// Deterministic: the same conversation, the same summary.
-	again, _ := compact(&model.Request{Messages: conversation(10)}, est)
+	again, _ := compact(conversation(10), est, est)
 	if again[0].Blocks[1].Text != summary {
 		t.Fatal("the summary is not deterministic")
 	}

@@ -51,12 +51,12 @@ func (l *Loop) Run(ctx context.Context, task string) Result {
 	if l.cfg.Redact != nil {
 		task = l.cfg.Redact(task)
 	}
-	shown := l.admitTask(task)
+	l.tellTask(task)
 	r := &run{
 		l:     l,
 		ctx:   ctx,
 		meter: budget.NewMeter(l.cfg.Limits),
-		msgs:  []model.Message{{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(shown)}}},
+		msgs:  []model.Message{{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(task)}}},
 		res:   Result{Refusals: map[string]int{}},
 	}
 	stop := r.start(task)
@@ -126,10 +126,10 @@ func (r *run) step() *errStop {
 		return &errStop{StopMaxSteps, err}
 	}
 	step := r.meter.Used().Steps
-	req := &model.Request{System: r.l.cfg.System, Messages: r.msgs, Tools: r.l.offered}
-	if msgs, ok := compact(req, r.l.cfg.MaxContextTokens); ok {
-		r.msgs, req.Messages = msgs, msgs
+	if msgs, ok := r.l.compacted(r.msgs); ok {
+		r.msgs = msgs
 	}
+	req := r.l.request(r.msgs)
 	began := time.Now()
 	r.inflight = &audit.Record{Step: step, Tool: "(model call)"}
 	resp, err := r.generate(req)
@@ -159,7 +159,7 @@ func (r *run) step() *errStop {
 	}
 	if overErr != nil {
 		// Checked before any tool of this response runs: afterwards is too late.
-		if s := r.record(audit.Record{Type: audit.Verdict, Step: step, Decision: gate.Deny.String(), Gate: gate.NameBudget, Reason: overErr.Error()}); s != nil {
+		if s := r.record(audit.Record{Type: audit.Verdict, Step: step, Decision: audit.DecisionOf(gate.Deny), Gate: gate.NameBudget, Reason: overErr.Error()}); s != nil {
 			return s
 		}
 		return &errStop{StopBudget, overErr}
@@ -216,7 +216,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		noteArgs(r.l.cfg.Provenance, t, c.Args)
 	}
 	if err := r.take(charge); err != nil {
-		rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, gate.Deny.String(), gate.NameBudget, err.Error()
+		rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, audit.DecisionOf(gate.Deny), gate.NameBudget, err.Error()
 		if s := r.record(rec); s != nil {
 			return model.ToolResult{}, s
 		}
@@ -228,7 +228,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		// A pipeline without an availability gate let an unknown tool through.
 		v = gate.UnknownTool(c.Name)
 	}
-	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, v.Decision.String(), v.Gate, v.Reason
+	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, audit.DecisionOf(v.Decision), v.Gate, v.Reason
 	if v.Decision != gate.Allow {
 		rec.Content = refusedPrefix + v.ForModel() // what the model is told, for a resumed conversation
 	}
@@ -243,8 +243,8 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: rec.Content, IsError: true, Refused: true}, nil
 	}
 
-	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, "", "", ""
-	rec.Effect = t.Spec().Effect.String()
+	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, audit.Decision{}, "", ""
+	rec.Effect = audit.EffectOf(t.Spec().Effect)
 	if t.Spec().Effect != tool.ReadOnly {
 		rec.Key = IdempotencyKey(r.l.cfg.Session, c.ID, c.Name, c.Args)
 	}
@@ -266,7 +266,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 	}
 	began := time.Now()
 	r.inflight = &audit.Record{Step: step, CallID: c.ID, Tool: c.Name, Key: rec.Key}
-	out, err := runTool(r.ctx, t, call)
+	out, src, err := runTool(r.ctx, t, call)
 	took := time.Since(began)
 	if st, ok := r.l.cfg.Snapshots.(settler); ok && len(paths) > 0 {
 		st.Settle(paths...)
@@ -282,59 +282,27 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		}
 		return model.ToolResult{}, &errStop{StopError, fmt.Errorf("%s: %w", c.Name, err)}
 	}
-	res := model.ToolResult{CallID: c.ID, Name: c.Name, Content: out}
+	res := model.ToolResult{CallID: c.ID, Name: c.Name, Content: out, Source: src}
 	if err != nil {
-		res.Content, res.IsError = "Error: "+err.Error(), true
+		// A failure is the tool's words about itself, from no source.
+		res.Content, res.IsError, res.Source = "Error: "+err.Error(), true, model.Source{}
 	}
 	if r.l.cfg.Redact != nil {
 		res.Content = r.l.cfg.Redact(res.Content)
+		res.Source.Location = r.l.cfg.Redact(res.Source.Location)
 	}
 	clipped, size, sum, cut := audit.Clip(res.Content, r.l.cfg.ClipResults)
 	if s := r.record(audit.Record{
 		Type: audit.Result, Step: step, CallID: c.ID, Tool: c.Name, Key: rec.Key, Content: clipped, IsError: res.IsError,
-		Bytes: size, SHA256: sum, Truncated: cut, DurationMS: ms(took),
+		Source: res.Source, Bytes: size, SHA256: sum, Truncated: cut, DurationMS: ms(took),
 	}); s != nil {
 		return model.ToolResult{}, s
 	}
 	if s := r.ctxStop(); s != nil {
 		return model.ToolResult{}, s
 	}
-	return r.l.admit(res), nil
-}
-
-// admit makes a tool's result (redacted) what the model reads: capped,
-// told to the Provenance as untrusted under the tool's name, wrapped by the
-// Intake. A refusal is rein's words and is left as it is. A live call and
-// a resumed conversation go through here alike.
-func (l *Loop) admit(res model.ToolResult) model.ToolResult {
-	if res.Refused {
-		return res
-	}
-	max := l.cfg.MaxResultBytes
-	if max == 0 {
-		max = DefaultMaxResultBytes
-	}
-	res.Content = capResult(res.Content, max)
-	if l.cfg.Provenance != nil {
-		t, _ := l.cfg.Tools.Lookup(res.Name)
-		noteResult(l.cfg.Provenance, t, res.Name, res.Content)
-	}
-	if l.cfg.Intake != nil {
-		res.Content = l.cfg.Intake.Result(res.Name, res.Content)
-	}
-	return res
-}
-
-// admitTask makes the task (redacted) what the model reads: told to the
-// Provenance as trusted, wrapped by the Intake as the user's input.
-func (l *Loop) admitTask(task string) string {
-	if l.cfg.Provenance != nil {
-		l.cfg.Provenance.Trusted(task)
-	}
-	if l.cfg.Intake != nil {
-		return l.cfg.Intake.Task(task)
-	}
-	return task
+	r.l.tell(res)
+	return res, nil
 }
 
 // compactArgs returns args without insignificant white space, as the audit
@@ -425,7 +393,7 @@ func (r *run) finish(stop *errStop) Result {
 	if stop.reason == StopDone {
 		r.res.Answer = r.answer
 	}
-	rec := audit.ClipText(audit.Record{Type: audit.Stop, Stop: string(stop.reason),
+	rec := audit.ClipText(audit.Record{Type: audit.Stop, Stop: stop.reason,
 		Steps: used.Steps, ToolCalls: used.ToolCalls, Tokens: used.Tokens}, r.l.cfg.ClipResults, r.res.Answer)
 	if stop.err != nil {
 		rec.Error = stop.err.Error()

@@ -298,7 +298,7 @@ func TestDeniedCallNeverRuns(t *testing.T) {
 					t.Errorf("an intent was recorded for a denied call")
 				}
 			}
-			if verdict == nil || verdict.Decision != "deny" || verdict.Gate != c.gate || verdict.Reason == "" {
+			if verdict == nil || !verdict.Decision.Is(gate.Deny) || verdict.Gate != c.gate || verdict.Reason == "" {
 				t.Errorf("verdict record %+v, want deny by %s with a reason", verdict, c.gate)
 			}
 		})
@@ -395,7 +395,7 @@ func TestBudgetCheckedBeforeTools(t *testing.T) {
 		t.Fatalf("records\n %s\nwant\n %s", got, want)
 	}
 	v := log.recs[6]
-	if v.Gate != gate.NameBudget || v.Decision != "deny" {
+	if v.Gate != gate.NameBudget || !v.Decision.Is(gate.Deny) {
 		t.Errorf("budget verdict %+v", v)
 	}
 }

@@ -32,8 +32,10 @@ func (r *recorder) add(s string) {
 
 type wrapper struct{}
 
-func (wrapper) Task(task string) string            { return "<task>" + task + "</task>" }
-func (wrapper) Result(tool, content string) string { return "<result>" + content + "</result>" }
+func (wrapper) Task(task string) string { return "<task>" + task + "</task>" }
+func (wrapper) Result(tool string, src model.Source, content string) string {
+	return "<result>" + content + "</result>"
+}
 
 // The task is trusted; what tools returned, errors included, is untrusted,
 // as the model reads it (redacted, not wrapped); refusals are rein's words.

@@ -27,15 +27,21 @@ type State struct {
 	// Note is recorded in the resume record: how the unfinished calls were
 	// settled.
 	Note string
-	// Raw says that Messages and Settled are as the audit log keeps them:
-	// the task and each tool result as they were before the model read
-	// them (redacted, not capped, not wrapped). Resume then admits them as
-	// Run and each call did: the task trusted and wrapped as the user's
-	// input, each result that is not a refusal capped, untrusted and
-	// wrapped, in the conversation's order. A resumed conversation is then
-	// the same bytes, and feeds the Provenance the same texts, as the live
-	// one. Without Raw, Messages are taken as already admitted (a
-	// conversation's next turn) and only told to the Provenance.
+	// Messages and Settled are always raw, as a run keeps them (see
+	// Result.Messages): the task and each tool result as they were before
+	// the model read them (redacted, not capped, not wrapped), each result
+	// with its source. Every request is built from them as a live step
+	// builds it (the task wrapped as the user's input, each result that is
+	// not a refusal capped and wrapped by its source).
+	//
+	// Raw says that they were rebuilt from the audit log, which keeps the
+	// whole conversation: Resume then tells the Provenance each text in
+	// the order the live run did (each call's arguments just before its
+	// result), and compacts the conversation as the live run did, step by
+	// step, so that a resumed conversation is the same bytes, and feeds the
+	// Provenance the same texts, as the live one. Without Raw, Messages are
+	// a run's own (a conversation's next turn, compacted already) and are
+	// only told to the Provenance.
 	Raw bool
 }
 
@@ -56,7 +62,8 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 		res:   Result{Refusals: map[string]int{}},
 	}
 	if st.Raw {
-		r.admitAll()
+		r.tellAll()
+		r.msgs = l.recompact(r.msgs)
 	} else {
 		r.replay(st)
 	}
@@ -80,7 +87,7 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 			if res, ok := settled[id]; ok {
 				if st.Raw {
 					r.noteUpTo(id, true)
-					res = l.admit(res)
+					l.tell(res)
 				}
 				results = append(results, model.ResultBlock(res))
 				continue
@@ -140,28 +147,44 @@ func (r *run) answerOrder(st State) []string {
 	return ids
 }
 
-// admitAll admits a conversation rebuilt from the audit log (State.Raw),
-// message by message, as Run and each call did: the task, and each later
-// message of the user's, trusted and wrapped; each tool result that is not
-// a refusal capped, untrusted and wrapped.
-func (r *run) admitAll() {
-	for i, m := range r.msgs {
-		blocks := slices.Clone(m.Blocks)
-		for j, b := range blocks {
+// tellAll tells the Provenance a conversation rebuilt from the audit log
+// (State.Raw), message by message, as Run and each call did: the task, and
+// each later message of the user's, trusted; each call's arguments before
+// its result; each tool result that is not a refusal, capped, untrusted.
+func (r *run) tellAll() {
+	for _, m := range r.msgs {
+		for j, b := range m.Blocks {
 			switch {
 			case j == 0 && m.Role == model.RoleUser && b.Kind == model.KindText:
-				b.Text = r.l.admitTask(b.Text)
+				r.l.tellTask(b.Text)
 			case b.Kind == model.KindToolCall && b.Call != nil:
 				r.unnoted = append(r.unnoted, b.Call)
 			case b.Kind == model.KindToolResult && b.Result != nil:
 				r.noteUpTo(b.Result.CallID, true)
-				res := r.l.admit(*b.Result)
-				b.Result = &res
+				r.l.tell(*b.Result)
 			}
-			blocks[j] = b
 		}
-		r.msgs[i].Blocks = blocks
 	}
+}
+
+// recompact compacts a whole conversation rebuilt from the audit log as
+// the live run compacted it, step by step: before each model call (each
+// assistant message), the conversation up to it, as a step does. The
+// result is the conversation the live run kept.
+func (l *Loop) recompact(msgs []model.Message) []model.Message {
+	if l.cfg.MaxContextTokens <= 0 {
+		return msgs
+	}
+	conv := make([]model.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Role == model.RoleAssistant {
+			if c, ok := l.compacted(conv); ok {
+				conv = c
+			}
+		}
+		conv = append(conv, m)
+	}
+	return conv
 }
 
 // noteUpTo tells the Provenance the arguments of the calls not yet told,
@@ -216,16 +239,12 @@ func (r *run) replay(st State) {
 			case b.Kind == model.KindToolCall && b.Call != nil:
 				t, _ := r.l.cfg.Tools.Lookup(b.Call.Name)
 				noteArgs(p, t, b.Call.Args)
-			case b.Kind == model.KindToolResult && b.Result != nil && !b.Result.Refused:
-				t, _ := r.l.cfg.Tools.Lookup(b.Result.Name)
-				noteResult(p, t, b.Result.Name, b.Result.Content)
+			case b.Kind == model.KindToolResult && b.Result != nil:
+				r.l.tell(*b.Result)
 			}
 		}
 	}
 	for _, s := range st.Settled {
-		if !s.Refused {
-			t, _ := r.l.cfg.Tools.Lookup(s.Name)
-			noteResult(p, t, s.Name, s.Content)
-		}
+		r.l.tell(s)
 	}
 }

@@ -2,28 +2,51 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/tool"
 )
+
+// sourcedTool is a tool that says where its output came from
+// (tool.NewSourced: webfetch says a web page, and which). Any other tool's
+// output is local.
+type sourcedTool interface {
+	RunSourced(ctx context.Context, args json.RawMessage) (string, model.Source, error)
+}
+
+// sourcedDecoder is a tool.Decoder that says where its output came from.
+type sourcedDecoder interface {
+	RunDecodedSourced(ctx context.Context, decoded any) (string, model.Source, error)
+}
 
 // runTool runs the call's tool t, turning a panic into an error the model
 // is told about: a misbehaving tool must not take the loop down with it.
 // A tool that decodes its arguments (tool.Decoder) runs the value the gates
 // judged (c.Decoded), decoded once; arguments that do not decode do not run.
-func runTool(ctx context.Context, t tool.Tool, c *gate.Call) (out string, err error) {
+// It returns the output and where it came from, as the tool said.
+func runTool(ctx context.Context, t tool.Tool, c *gate.Call) (out string, src model.Source, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			out, err = "", fmt.Errorf("the tool %s crashed (%v); try another way", t.Spec().Name, p)
+			out, src, err = "", model.Source{}, fmt.Errorf("the tool %s crashed (%v); try another way", t.Spec().Name, p)
 		}
 	}()
 	if d, ok := t.(tool.Decoder); ok {
 		decoded, err := c.Decoded()
 		if err != nil {
-			return "", err
+			return "", model.Source{}, err
 		}
-		return d.RunDecoded(ctx, decoded)
+		if s, ok := t.(sourcedDecoder); ok {
+			return s.RunDecodedSourced(ctx, decoded)
+		}
+		out, err := d.RunDecoded(ctx, decoded)
+		return out, model.Source{}, err
 	}
-	return t.Run(ctx, c.Args)
+	if s, ok := t.(sourcedTool); ok {
+		return s.RunSourced(ctx, c.Args)
+	}
+	out, err = t.Run(ctx, c.Args)
+	return out, model.Source{}, err
 }

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reinhq/rein/agent/stop"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/session"
 )
@@ -60,13 +61,13 @@ type Record struct {
 	// call, the tool's effect class, and the rollback snapshots taken of
 	// the files it may change, before it ran.
 	Key       string   `json:"key,omitempty"`
-	Effect    string   `json:"effect,omitempty"`
+	Effect    Effect   `json:"effect,omitzero"`
 	Snapshots []string `json:"snapshots,omitempty"`
 
 	// verdict (a refusal's Content is what the model was told)
-	Decision string `json:"decision,omitempty"`
-	Gate     string `json:"gate,omitempty"`
-	Reason   string `json:"reason,omitempty"`
+	Decision Decision `json:"decision,omitzero"`
+	Gate     string   `json:"gate,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
 
 	// model_call
 	Usage     *model.Usage `json:"usage,omitempty"`
@@ -83,15 +84,18 @@ type Record struct {
 	Truncated bool   `json:"truncated,omitempty"`
 	// Refused marks a result that is rein's words: the tool did not run.
 	Refused bool `json:"refused,omitempty"`
+	// Source is where the result came from, as its tool said (a web page
+	// and its URL); none for a local result.
+	Source model.Source `json:"source,omitzero"`
 
 	DurationMS float64 `json:"duration_ms,omitempty"`
 
 	// stop
-	Stop      string `json:"stop,omitempty"`
-	Answer    string `json:"answer,omitempty"`
-	Steps     int    `json:"steps,omitempty"`
-	ToolCalls int    `json:"tool_calls,omitempty"`
-	Error     string `json:"error,omitempty"`
+	Stop      stop.Reason `json:"stop,omitempty"`
+	Answer    string      `json:"answer,omitempty"`
+	Steps     int         `json:"steps,omitempty"`
+	ToolCalls int         `json:"tool_calls,omitempty"`
+	Error     string      `json:"error,omitempty"`
 
 	// session_start
 	Task   string          `json:"task,omitempty"`
@@ -393,6 +397,7 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 func redactRecord(r Record, redact func(string) string) Record {
 	r.Task, r.Text, r.Reason = redact(r.Task), redact(r.Text), redact(r.Reason)
 	r.Content, r.Answer, r.Error = redact(r.Content), redact(r.Answer), redact(r.Error)
+	r.Source.Location = redact(r.Source.Location)
 	if len(r.Args) > 0 {
 		if s := redact(string(r.Args)); s != string(r.Args) {
 			if json.Valid([]byte(s)) {

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/tool"
 )
 
 // logEndingIn writes a session's log whose last record has content of size
@@ -25,8 +27,8 @@ func logEndingIn(t *testing.T, dir string, size int) ([]byte, int) {
 	for _, r := range []audit.Record{
 		{Type: audit.SessionStart, Task: "Write the big file."},
 		{Type: audit.ModelCall, Step: 1, Calls: []string{"write_file"}},
-		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "write_file", Decision: "allow", Gate: "pipeline"},
-		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "write_file", Effect: "reversible", Key: "k",
+		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "write_file", Decision: audit.DecisionOf(gate.Allow), Gate: "pipeline"},
+		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "write_file", Effect: audit.EffectOf(tool.Reversible), Key: "k",
 			Args: []byte(`{"path":"big.txt","content":"` + strings.Repeat("é\\u001b", size/8) + `"}`)},
 	} {
 		if err := w.Write(r); err != nil {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/reinhq/rein/gate"
 )
 
 // ShowOptions says what Show prints.
@@ -110,7 +112,7 @@ func (s *shower) record(r Record, c cost) {
 			s.cost += c.usd
 		}
 	}
-	if r.Type == Verdict && r.Decision == "deny" {
+	if r.Type == Verdict && r.Decision.Is(gate.Deny) {
 		s.refused[r.Gate] = append(s.refused[r.Gate], r)
 	}
 	if s.o.Refusals {
@@ -158,7 +160,7 @@ func (s *shower) record(r Record, c cost) {
 	case Stop:
 		s.call = ""
 		s.printf("\nstop: %s after %d step(s), %d tool call(s), %d tokens%s\n",
-			clean(r.Stop), r.Steps, r.ToolCalls, r.Tokens, clean(s.costText()))
+			clean(string(r.Stop)), r.Steps, r.ToolCalls, r.Tokens, clean(s.costText()))
 		if r.Answer != "" {
 			s.printf("answer: %s\n", clip(r.Answer, clipReason))
 		}
@@ -333,22 +335,22 @@ func render(v json.RawMessage) string {
 	return string(v)
 }
 
-func decision(d string, stopped bool) string {
+func decision(d Decision, stopped bool) string {
 	switch {
-	case d == "allow":
+	case d.Is(gate.Allow):
 		return "allowed"
-	case d == "deny" && stopped:
+	case d.Is(gate.Deny) && stopped:
 		return "STOPPED"
-	case d == "deny":
+	case d.Is(gate.Deny):
 		return "REFUSED"
 	}
-	return clean(d)
+	return clean(d.String())
 }
 
 func intentDetails(r Record) string {
 	var b strings.Builder
-	if r.Effect != "" {
-		b.WriteString(", " + clean(r.Effect))
+	if !r.Effect.IsZero() {
+		b.WriteString(", " + r.Effect.String())
 	}
 	if r.Key != "" {
 		b.WriteString(", key " + clean(r.Key))

@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/tool"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/show: the golden files and synthetic.jsonl")
@@ -30,25 +32,25 @@ func synthetic() []audit.Record {
 		{Type: audit.ModelCall, Step: 1, Usage: &model.Usage{Input: 300, Output: 40}, Tokens: 340,
 			Text: "I'll write the file.\x1b[2J\u202eevil", Calls: []string{"write_file", "run_bash"}, ModelStop: "tool_use", DurationMS: 12.5},
 		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "write_file", Args: json.RawMessage(`{"path":"notes.txt", "content":"tidy"}`),
-			Decision: "allow", Gate: "pipeline", Reason: "every gate allows it"},
+			Decision: audit.DecisionOf(gate.Allow), Gate: "pipeline", Reason: "every gate allows it"},
 		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "write_file", Args: json.RawMessage(`{"path":"notes.txt","content":"tidy"}`),
-			Effect: "reversible", Key: "9f2c1e0a7b3d5c4e6f8a0b1c", Snapshots: []string{"snap-0001", "snap-0002"}},
+			Effect: audit.EffectOf(tool.Reversible), Key: "9f2c1e0a7b3d5c4e6f8a0b1c", Snapshots: []string{"snap-0001", "snap-0002"}},
 		{Type: audit.Result, Step: 1, CallID: "call_1_1", Tool: "write_file", Key: "9f2c1e0a7b3d5c4e6f8a0b1c",
 			Content: "wrote notes.txt (4 bytes)", Bytes: 25, SHA256: "ab", DurationMS: 0.75},
 		{Type: audit.Verdict, Step: 1, CallID: "call_1_2", Tool: "run_bash", Args: json.RawMessage(`{"command":"cat notes.txt"}`),
-			Decision: "allow", Gate: "approval", Reason: "run_bash asks in this mode: the approver said yes"},
-		{Type: audit.Intent, Step: 1, CallID: "call_1_2", Tool: "run_bash", Args: json.RawMessage(`{"command":"cat notes.txt"}`), Effect: "irreversible", Key: "0011"},
+			Decision: audit.DecisionOf(gate.Allow), Gate: "approval", Reason: "run_bash asks in this mode: the approver said yes"},
+		{Type: audit.Intent, Step: 1, CallID: "call_1_2", Tool: "run_bash", Args: json.RawMessage(`{"command":"cat notes.txt"}`), Effect: audit.EffectOf(tool.Irreversible), Key: "0011"},
 		{Type: audit.Result, Step: 1, CallID: "call_1_2", Tool: "run_bash", Key: "0011", Content: clipped, Bytes: size, SHA256: sum, Truncated: cut, DurationMS: 30},
 		{Type: audit.ModelCall, Step: 2, Usage: &model.Usage{Input: 500, Output: 20}, Tokens: 860, Text: "", Calls: []string{"read_file", "write_file"}},
 		{Type: audit.Verdict, Step: 2, CallID: "call_2_1", Tool: "read_file", Args: json.RawMessage(`{"path":"../secret"}`),
-			Decision: "deny", Gate: "scope", Reason: "../secret is outside the work directory"},
+			Decision: audit.DecisionOf(gate.Deny), Gate: "scope", Reason: "../secret is outside the work directory"},
 		{Type: audit.Verdict, Step: 2, CallID: "call_2_2", Tool: "write_file", Args: json.RawMessage(`"{\"path\": broken"`),
-			Decision: "deny", Gate: "validation", Reason: "the arguments are not JSON"},
+			Decision: audit.DecisionOf(gate.Deny), Gate: "validation", Reason: "the arguments are not JSON"},
 		{Type: audit.ModelCall, Step: 3, Error: "provider said 529: overloaded", DurationMS: 1000},
 		{Type: audit.ModelCall, Step: 4, Usage: &model.Usage{Input: 600, Output: 60}, Tokens: 1520, Text: "Again.", Calls: []string{"read_file"}},
-		{Type: audit.Verdict, Step: 4, Decision: "deny", Gate: "budget", Reason: "token budget exceeded: 1520 tokens used of 1000"},
-		{Type: audit.Verdict, Step: 4, CallID: "call_4_1", Tool: "run_bash", Args: json.RawMessage(`{"command":"sleep 100"}`), Decision: "allow", Gate: "pipeline", Reason: "every gate allows it"},
-		{Type: audit.Intent, Step: 4, CallID: "call_4_1", Tool: "run_bash", Args: json.RawMessage(`{"command":"sleep 100"}`), Effect: "irreversible", Key: "77aa"},
+		{Type: audit.Verdict, Step: 4, Decision: audit.DecisionOf(gate.Deny), Gate: "budget", Reason: "token budget exceeded: 1520 tokens used of 1000"},
+		{Type: audit.Verdict, Step: 4, CallID: "call_4_1", Tool: "run_bash", Args: json.RawMessage(`{"command":"sleep 100"}`), Decision: audit.DecisionOf(gate.Allow), Gate: "pipeline", Reason: "every gate allows it"},
+		{Type: audit.Intent, Step: 4, CallID: "call_4_1", Tool: "run_bash", Args: json.RawMessage(`{"command":"sleep 100"}`), Effect: audit.EffectOf(tool.Irreversible), Key: "77aa"},
 		{Type: audit.Abort, Reason: "interrupt", Step: 4, CallID: "call_4_1", Tool: "run_bash", Key: "77aa"},
 		{Type: "checkpoint"},
 		{Type: audit.Stop, Stop: "aborted", Steps: 4, ToolCalls: 5, Tokens: 1520, Error: "interrupt"},
@@ -112,11 +114,11 @@ func TestShowEscapes(t *testing.T) {
 	recs := []audit.Record{
 		{Type: audit.SessionStart, Task: evil, Config: json.RawMessage(`{"model":"m\u001b[31m\u202e"}`)},
 		rec,
-		{Type: audit.Verdict, Step: 1, CallID: evil, Tool: evil, Args: json.RawMessage(`{"x":"\u001b[2J"}`), Decision: "deny", Gate: evil, Reason: evil},
+		{Type: audit.Verdict, Step: 1, CallID: evil, Tool: evil, Args: json.RawMessage(`{"x":"\u001b[2J"}`), Decision: audit.DecisionOf(gate.Deny), Gate: evil, Reason: evil},
 		{Type: audit.Result, Step: 1, CallID: "c", Tool: "t", Content: evil},
 		{Type: audit.Abort, Reason: evil, Tool: evil, Key: evil},
 		{Type: audit.Type(evil)},
-		{Type: audit.Stop, Stop: evil, Answer: evil, Error: evil},
+		{Type: audit.Stop, Stop: "error", Answer: evil, Error: evil}, // a stop reason is typed: no text of its own
 	}
 	data := writeLogSession(t, testSession, recs)
 	for _, o := range []audit.ShowOptions{{}, {Refusals: true}} {

@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/reinhq/rein/agent/stop"
+	"github.com/reinhq/rein/model"
 )
 
 // MaxLine is the longest line Verify and Show read. A longer line is
@@ -50,6 +53,13 @@ type header struct {
 	Session string    `json:"session"`
 	Type    Type      `json:"type"`
 	Prev    string    `json:"prev"`
+	// The typed fields are read too: a decision, effect, stop reason or
+	// source kind that names none of the known ones is damage, never a
+	// guess.
+	Decision Decision     `json:"decision"`
+	Effect   Effect       `json:"effect"`
+	Stop     stop.Reason  `json:"stop"`
+	Source   model.Source `json:"source"`
 }
 
 // Verify reads a log and checks, line by line, that it is what a Writer

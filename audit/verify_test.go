@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/tool"
 )
 
 const testSession = "20261202T100000Z-0badcafe"
@@ -35,10 +37,10 @@ func sessionRecords() []audit.Record {
 	return []audit.Record{
 		{Type: audit.SessionStart, Task: "Sum the notes", Config: json.RawMessage(`{"model":"scripted:s.json","tools":["read_file"],"gates":["availability"],"limits":{"max_steps":8}}`)},
 		{Type: audit.ModelCall, Step: 1, Usage: &model.Usage{Input: 100, Output: 10}, Tokens: 110, Text: "I'll read the notes.", Calls: []string{"read_file", "send_email"}},
-		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "read_file", Args: json.RawMessage(`{"path":"notes.txt"}`), Decision: "allow", Gate: "pipeline", Reason: "every gate allows it"},
-		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "read_file", Args: json.RawMessage(`{"path":"notes.txt"}`), Effect: "read-only"},
+		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "read_file", Args: json.RawMessage(`{"path":"notes.txt"}`), Decision: audit.DecisionOf(gate.Allow), Gate: "pipeline", Reason: "every gate allows it"},
+		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "read_file", Args: json.RawMessage(`{"path":"notes.txt"}`), Effect: audit.EffectOf(tool.ReadOnly)},
 		{Type: audit.Result, Step: 1, CallID: "call_1_1", Tool: "read_file", Content: "a 1\nb 2\n", Bytes: 8, SHA256: "x", DurationMS: 0.5},
-		{Type: audit.Verdict, Step: 1, CallID: "call_1_2", Tool: "send_email", Args: json.RawMessage(`{"to":"x@example.com"}`), Decision: "deny", Gate: "availability", Reason: "send_email is not on this session's allowlist"},
+		{Type: audit.Verdict, Step: 1, CallID: "call_1_2", Tool: "send_email", Args: json.RawMessage(`{"to":"x@example.com"}`), Decision: audit.DecisionOf(gate.Deny), Gate: "availability", Reason: "send_email is not on this session's allowlist"},
 		{Type: audit.ModelCall, Step: 2, Usage: &model.Usage{Input: 200, Output: 5}, Tokens: 315, Text: "The sum is 3."},
 		{Type: audit.Stop, Stop: "done", Answer: "The sum is 3.", Steps: 2, ToolCalls: 2, Tokens: 315},
 	}

@@ -106,9 +106,6 @@ type Meter struct {
 // NewMeter returns a meter with nothing used.
 func NewMeter(l Limits) *Meter { return &Meter{limits: l} }
 
-// Limits returns the meter's caps.
-func (m *Meter) Limits() Limits { return m.limits }
-
 // BeginStep counts a model call about to be made. It fails, counting
 // nothing, when the step cap has been reached.
 func (m *Meter) BeginStep() error {

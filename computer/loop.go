@@ -191,7 +191,7 @@ func (r *run) drain(step int, id string) (string, *stop) {
 			kind = "a page load"
 		}
 		if s := r.record(audit.Record{Type: audit.Verdict, Step: step, CallID: id, Tool: "browser.request",
-			Args: mustJSON(b), Decision: gate.Deny.String(), Gate: GateNetwork,
+			Args: mustJSON(b), Decision: audit.DecisionOf(gate.Deny), Gate: GateNetwork,
 			Reason: fmt.Sprintf("%s from %s blocked: host %q is not on the allowlist", kind, b.URL, b.Host)}); s != nil {
 			return "", s
 		}
@@ -259,7 +259,7 @@ func (r *run) step(task string) *stop {
 		return s
 	}
 	if over != nil {
-		if s := r.record(audit.Record{Type: audit.Verdict, Step: step, Decision: gate.Deny.String(), Gate: gate.NameBudget, Reason: over.Error()}); s != nil {
+		if s := r.record(audit.Record{Type: audit.Verdict, Step: step, Decision: audit.DecisionOf(gate.Deny), Gate: gate.NameBudget, Reason: over.Error()}); s != nil {
 			return s
 		}
 		return &stop{agent.StopBudget, over}
@@ -289,7 +289,7 @@ func (r *run) act(step int, a Action) *stop {
 	id := fmt.Sprintf("a%d", step)
 	rec := audit.Record{Step: step, CallID: id, Tool: string(a.Kind), Args: mustJSON(a)}
 	if err := r.meter.TakeCall(); err != nil {
-		rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, gate.Deny.String(), gate.NameBudget, err.Error()
+		rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, audit.DecisionOf(gate.Deny), gate.NameBudget, err.Error()
 		if s := r.record(rec); s != nil {
 			return s
 		}
@@ -316,7 +316,7 @@ func (r *run) act(step int, a Action) *stop {
 		}
 	}
 	r.res.Verdicts = append(r.res.Verdicts, v)
-	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, v.Decision.String(), v.Gate, v.Reason
+	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, audit.DecisionOf(v.Decision), v.Gate, v.Reason
 	if s := r.record(rec); s != nil {
 		return s
 	}
@@ -333,7 +333,7 @@ func (r *run) act(step int, a Action) *stop {
 		return nil
 	}
 
-	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, "", "", ""
+	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, audit.Decision{}, "", ""
 	effect := tool.Reversible
 	switch {
 	case irreversible:
@@ -341,7 +341,7 @@ func (r *run) act(step int, a Action) *stop {
 	case a.Kind == Wait || a.Kind == Scroll:
 		effect = tool.ReadOnly
 	}
-	rec.Effect = effect.String()
+	rec.Effect = audit.EffectOf(effect)
 	if effect != tool.ReadOnly {
 		rec.Key = agent.IdempotencyKey(r.l.cfg.Session, id, string(a.Kind), rec.Args)
 	}
@@ -429,7 +429,7 @@ func (r *run) finish(s *stop) Result {
 	r.res.Stop, r.res.Err = s.reason, s.err
 	r.res.Steps = used.Steps
 	r.res.Usage, r.res.Tokens, r.res.CostUSD = used.Usage, used.Tokens, used.CostUSD
-	rec := audit.ClipText(audit.Record{Type: audit.Stop, Stop: string(s.reason),
+	rec := audit.ClipText(audit.Record{Type: audit.Stop, Stop: s.reason,
 		Steps: used.Steps, ToolCalls: used.ToolCalls, Tokens: used.Tokens}, clipRecord, r.res.Summary)
 	if s.err != nil {
 		rec.Error = s.err.Error()

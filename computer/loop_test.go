@@ -92,7 +92,7 @@ func newLog(t *testing.T, order *[]string) *logWriter {
 }
 
 func (l *logWriter) Write(r audit.Record) error {
-	*l.log = append(*l.log, string(r.Type)+" "+r.Tool+" "+r.Decision)
+	*l.log = append(*l.log, string(r.Type)+" "+r.Tool+" "+r.Decision.String())
 	return l.w.Write(r)
 }
 

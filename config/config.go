@@ -20,6 +20,7 @@ import (
 
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/price"
@@ -414,11 +415,12 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 		return nil
 	case key[0] == "permissions" && key[1] == "rules":
 		for i, r := range next.Permissions.Rules {
-			if r.Decision != "ask" && r.Decision != "deny" {
-				if r.Decision == "allow" {
-					return fmt.Errorf("permissions.rules[%d] is an allow rule", i)
-				}
+			var d gate.Decision
+			switch err := d.UnmarshalText([]byte(r.Decision)); {
+			case err != nil:
 				return fmt.Errorf("permissions.rules[%d] has decision %q: a project's rule may only ask or deny", i, r.Decision)
+			case d == gate.Allow:
+				return fmt.Errorf("permissions.rules[%d] is an allow rule", i)
 			}
 		}
 		return nil

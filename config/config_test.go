@@ -419,6 +419,8 @@ allow = []
 		{"[tools.limits]\nsend_email = 5\n", "tools.limits.send_email raises"},
 		{"[permissions]\nmode = \"bypass\"\n", `"bypass" is looser`},
 		{"[[permissions.rules]]\ntool = \"run_bash\"\ndecision = \"allow\"\ncommand = \"curl\"\n", "allow rule"},
+		{"[[permissions.rules]]\ntool = \"run_bash\"\ndecision = \"Allow\"\ncommand = \"curl\"\n", `decision "Allow"`},
+		{"[[permissions.rules]]\ntool = \"run_bash\"\ndecision = \"permit\"\ncommand = \"curl\"\n", `decision "permit"`},
 		{"[network]\nallow = [\"169.254.169.254\"]\n", `network.allow adds "169.254.169.254"`},
 		{"[audit]\ndir = \"/tmp/x\"\n", "audit.dir"},
 		{"[sandbox]\nbackend = \"none\"\n", `sandbox.backend "none"`},

@@ -2,7 +2,9 @@
 // the model can tell the user's request from data: the task is wrapped as
 // <user_input>, each tool result as <tool_result name="…">, and content
 // from outside the project (a web page) as <external_document kind="…"
-// source="…">.
+// source="…">. Which wrapper a result gets is decided by its typed source
+// (model.Source), which the tool that produced it set; never by the tool's
+// name or by what the content says about itself.
 //
 // Content cannot close its wrapper. Every tag a Wrapper writes carries the
 // session's boundary, a random id made once per session (NewBoundary) —
@@ -30,6 +32,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/reinhq/rein/model"
 )
 
 // tagLike matches, in a skeleton, the start of anything that could be read
@@ -257,29 +261,19 @@ func (w Wrapper) External(kind, source, s string) string {
 		attr(kind), attr(source), w.id(), w.content(s), w.id())
 }
 
-// Result wraps a tool result; a fetched web page ("URL: …" first line, as
-// webfetch returns it) is an external document inside the result.
-func (w Wrapper) Result(name, content string) string {
-	if name == "webfetch" {
-		if first, rest, ok := strings.Cut(content, "\n"); ok && strings.HasPrefix(first, "URL: ") {
-			doc := w.External("web_page", strings.TrimPrefix(first, "URL: "), strings.TrimLeft(rest, "\n"))
-			return fmt.Sprintf("<tool_result name=%q%s>\n%s\n</tool_result%s>", attr(name), w.id(), doc, w.id())
-		}
+// Result wraps a tool result by its typed source, which the tool that
+// produced it set: a local result as a tool result, a web page as an
+// external document (kind "web_page", source its URL) inside the tool
+// result. Neither the tool's name nor the content's words choose the
+// wrapper: a local tool whose output claims to be a web page is a local
+// tool result.
+func (w Wrapper) Result(name string, src model.Source, content string) string {
+	if src.Kind == model.SourceLocal {
+		return w.ToolResult(name, content)
 	}
-	return w.ToolResult(name, content)
+	doc := w.External(src.Kind.String(), src.Location, content)
+	return fmt.Sprintf("<tool_result name=%q%s>\n%s\n</tool_result%s>", attr(name), w.id(), doc, w.id())
 }
-
-// UserInput wraps the user's request, with no boundary (Wrapper.Task
-// carries one).
-func UserInput(s string) string { return Wrapper{}.Task(s) }
-
-// ToolResult wraps a tool's result, with no boundary (Wrapper.ToolResult
-// carries one).
-func ToolResult(name, s string) string { return Wrapper{}.ToolResult(name, s) }
-
-// External wraps content from outside the project, with no boundary
-// (Wrapper.External carries one).
-func External(kind, source, s string) string { return Wrapper{}.External(kind, source, s) }
 
 // attr keeps an attribute value on one line and free of quotes.
 func attr(s string) string {

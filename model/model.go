@@ -15,6 +15,7 @@ package model
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -67,12 +68,67 @@ type ToolCall struct {
 // marks a result that is rein's own words, not the tool's: the call did not
 // run (a gate refused it, or its files could not be saved). Such a result
 // is neither data from a source nor wrapped as one.
+//
+// Source says where Content came from, as the tool that produced it said:
+// intake wraps a result by it (a web page as an external document), never
+// by the tool's name or the content's words.
 type ToolResult struct {
 	CallID  string `json:"call_id"`
 	Name    string `json:"name"`
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
 	Refused bool   `json:"refused,omitempty"`
+	Source  Source `json:"source,omitzero"`
+}
+
+// Source is where a tool result's content came from: its kind and, for
+// content from outside the session's machine, where exactly (a web page's
+// final URL). The zero Source is local.
+type Source struct {
+	Kind     SourceKind `json:"kind"`
+	Location string     `json:"location,omitempty"`
+}
+
+// SourceKind is the kind of place a tool result came from.
+type SourceKind uint8
+
+// The source kinds. A new kind comes with the tool that produces it.
+const (
+	// SourceLocal is the session's own machine: the work dir, a command's
+	// output, the tool's own computation. The default.
+	SourceLocal SourceKind = iota
+	// SourceWebPage is a page fetched from the web; Location is its final
+	// URL, after redirects.
+	SourceWebPage
+)
+
+func (k SourceKind) String() string {
+	switch k {
+	case SourceLocal:
+		return "local"
+	case SourceWebPage:
+		return "web_page"
+	}
+	return fmt.Sprintf("source(%d)", uint8(k))
+}
+
+// MarshalText writes the kind's name; an unknown kind is refused.
+func (k SourceKind) MarshalText() ([]byte, error) {
+	if k > SourceWebPage {
+		return nil, fmt.Errorf("%s: not a source kind", k)
+	}
+	return []byte(k.String()), nil
+}
+
+// UnmarshalText reads "local" or "web_page"; any other text is refused.
+func (k *SourceKind) UnmarshalText(b []byte) error {
+	for _, v := range []SourceKind{SourceLocal, SourceWebPage} {
+		if string(b) == v.String() {
+			*k = v
+			return nil
+		}
+	}
+	return fmt.Errorf("source kind %q: want local or web_page", b)
 }
 
 // Opaque is provider content rein passes through without reading it.

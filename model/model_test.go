@@ -199,3 +199,33 @@ func TestUsage(t *testing.T) {
 		t.Errorf("Total counts every field: %d, %d", a.Total(), b.Total())
 	}
 }
+
+func TestSourceRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		res  model.ToolResult
+		json string
+	}{
+		{model.ToolResult{CallID: "c", Name: "read_file", Content: "x"}, `{"call_id":"c","name":"read_file","content":"x"}`},
+		{model.ToolResult{CallID: "c", Name: "webfetch", Content: "x", Source: model.Source{Kind: model.SourceWebPage, Location: "https://example.com/a"}},
+			`{"call_id":"c","name":"webfetch","content":"x","source":{"kind":"web_page","location":"https://example.com/a"}}`},
+	} {
+		b, err := json.Marshal(c.res)
+		if err != nil || string(b) != c.json {
+			t.Errorf("marshal %+v = %s, %v; want %s", c.res, b, err, c.json)
+		}
+		var back model.ToolResult
+		if err := json.Unmarshal(b, &back); err != nil || back != c.res {
+			t.Errorf("unmarshal %s = %+v, %v", b, back, err)
+		}
+	}
+	for _, bad := range []string{`{"source":{"kind":"web"}}`, `{"source":{"kind":"Local"}}`, `{"source":{"kind":""}}`} {
+		var r model.ToolResult
+		if err := json.Unmarshal([]byte(bad), &r); err == nil {
+			t.Errorf("%s read as %+v", bad, r)
+		}
+	}
+	if _, err := model.SourceKind(9).MarshalText(); err == nil {
+		t.Error("an unknown source kind was written")
+	}
+}

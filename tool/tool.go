@@ -50,8 +50,26 @@ func (e Effect) String() string {
 	return fmt.Sprintf("effect(%d)", uint8(e))
 }
 
-// MarshalText renders the effect by name.
-func (e Effect) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
+// MarshalText renders the effect by name; an effect that is none of the
+// three is refused.
+func (e Effect) MarshalText() ([]byte, error) {
+	if e > Irreversible {
+		return nil, fmt.Errorf("effect(%d): want read-only, reversible or irreversible", uint8(e))
+	}
+	return []byte(e.String()), nil
+}
+
+// UnmarshalText parses "read-only", "reversible" or "irreversible"; any
+// other text is refused.
+func (e *Effect) UnmarshalText(b []byte) error {
+	for _, v := range []Effect{ReadOnly, Reversible, Irreversible} {
+		if string(b) == v.String() {
+			*e = v
+			return nil
+		}
+	}
+	return fmt.Errorf("effect %q: want read-only, reversible or irreversible", b)
+}
 
 // Role says what a top-level string argument names, so that gates can find
 // the arguments they judge without knowing each tool: the scope gate checks
@@ -216,7 +234,7 @@ type Func[A any] struct {
 	schema   *schema.Schema
 	hasCheck bool    // *A has a Check method
 	fill     *filler // nil when A's fields cannot be set from a parsed value
-	run      func(ctx context.Context, args A) (string, error)
+	run      func(ctx context.Context, args A) (string, model.Source, error)
 	lookup   func(ctx context.Context, args A) error
 }
 
@@ -230,6 +248,17 @@ var (
 // set), decodes them into A and calls run. A schema that does not compile is
 // a programming error and panics here, at construction.
 func New[A any](spec Spec, run func(ctx context.Context, args A) (string, error)) *Func[A] {
+	return NewSourced(spec, func(ctx context.Context, args A) (string, model.Source, error) {
+		out, err := run(ctx, args)
+		return out, model.Source{}, err
+	})
+}
+
+// NewSourced is New for a tool whose output may come from outside the
+// session's machine: run also says where it came from (a web page and its
+// final URL), and RunSourced hands that on. Only the tool that fetched
+// the content says where it is from; nothing reads it from the text.
+func NewSourced[A any](spec Spec, run func(ctx context.Context, args A) (string, model.Source, error)) *Func[A] {
 	f := &Func[A]{spec: spec, run: run}
 	_, f.hasCheck = any(new(A)).(interface{ Check() error })
 	if len(spec.Schema) > 0 {
@@ -303,9 +332,16 @@ func (f *Func[A]) Decode(args json.RawMessage, v any) (any, error) {
 // RunDecoded calls the function with arguments Decode returned, without
 // decoding anything again.
 func (f *Func[A]) RunDecoded(ctx context.Context, decoded any) (string, error) {
+	out, _, err := f.RunDecodedSourced(ctx, decoded)
+	return out, err
+}
+
+// RunDecodedSourced is RunDecoded that also says where the output came
+// from, as RunSourced does.
+func (f *Func[A]) RunDecodedSourced(ctx context.Context, decoded any) (string, model.Source, error) {
 	a, ok := decoded.(*A)
 	if !ok || a == nil {
-		return "", fmt.Errorf("%w for %s: decoded arguments of type %T, not %T", ErrArgs, f.spec.Name, decoded, a)
+		return "", model.Source{}, fmt.Errorf("%w for %s: decoded arguments of type %T, not %T", ErrArgs, f.spec.Name, decoded, a)
 	}
 	return f.run(ctx, *a)
 }
@@ -341,9 +377,16 @@ func (f *Func[A]) Exists(ctx context.Context, args json.RawMessage) error {
 
 // Run decodes args and calls the function.
 func (f *Func[A]) Run(ctx context.Context, args json.RawMessage) (string, error) {
+	out, _, err := f.RunSourced(ctx, args)
+	return out, err
+}
+
+// RunSourced is Run that also says where the output came from: local,
+// unless the tool was made with NewSourced and its function said else.
+func (f *Func[A]) RunSourced(ctx context.Context, args json.RawMessage) (string, model.Source, error) {
 	a, err := f.decode(args)
 	if err != nil {
-		return "", err
+		return "", model.Source{}, err
 	}
 	return f.run(ctx, a)
 }

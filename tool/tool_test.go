@@ -88,9 +88,26 @@ func TestRegistry(t *testing.T) {
 
 func TestEffect(t *testing.T) {
 	t.Parallel()
-	for e, want := range map[tool.Effect]string{tool.ReadOnly: "read-only", tool.Reversible: "reversible", tool.Irreversible: "irreversible", 9: "effect(9)"} {
-		if b, _ := e.MarshalText(); e.String() != want || string(b) != want {
-			t.Errorf("%d: %s", e, e)
+	for e, want := range map[tool.Effect]string{tool.ReadOnly: "read-only", tool.Reversible: "reversible", tool.Irreversible: "irreversible"} {
+		b, err := e.MarshalText()
+		if e.String() != want || string(b) != want || err != nil {
+			t.Errorf("%d: %s %q %v", e, e, b, err)
+		}
+		var back tool.Effect
+		if err := back.UnmarshalText(b); err != nil || back != e {
+			t.Errorf("%s read back as %s, %v", b, back, err)
+		}
+	}
+	if e := tool.Effect(9); e.String() != "effect(9)" {
+		t.Errorf("an unknown effect prints as %s", e)
+	}
+	if _, err := tool.Effect(9).MarshalText(); err == nil {
+		t.Error("an unknown effect was written")
+	}
+	for _, bad := range []string{"", "Read-only", "readonly", "irreversible ", "deny"} {
+		var e tool.Effect
+		if err := e.UnmarshalText([]byte(bad)); err == nil {
+			t.Errorf("%q read as the effect %s", bad, e)
 		}
 	}
 	var zero tool.Spec

@@ -64,7 +64,7 @@ func (e *Events) observer(next func(audit.Record)) func(audit.Record) {
 			}
 		case audit.Verdict:
 			if e.Verdict != nil {
-				e.Verdict(Verdict{Step: r.Step, CallID: r.CallID, Tool: r.Tool, Args: r.Args, Decision: r.Decision, Gate: r.Gate, Reason: r.Reason})
+				e.Verdict(Verdict{Step: r.Step, CallID: r.CallID, Tool: r.Tool, Args: r.Args, Decision: r.Decision.String(), Gate: r.Gate, Reason: r.Reason})
 			}
 		case audit.Result:
 			if e.Result != nil {
@@ -72,7 +72,7 @@ func (e *Events) observer(next func(audit.Record)) func(audit.Record) {
 			}
 		case audit.Stop:
 			if e.Stop != nil {
-				e.Stop(r.Stop, r.Answer)
+				e.Stop(string(r.Stop), r.Answer)
 			}
 		}
 		if next != nil {

@@ -133,7 +133,7 @@ func (l *endedLog) end(sc evalsuite.Scenario, stop agent.StopReason, cause error
 			return fmt.Errorf("audit log: %w", err)
 		}
 	}
-	if err := l.Write(audit.Record{Type: audit.Stop, Stop: string(stop), Error: msg}); err != nil {
+	if err := l.Write(audit.Record{Type: audit.Stop, Stop: stop, Error: msg}); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"unicode"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/audit"
 )
 
@@ -31,19 +32,19 @@ type event struct {
 	Tool    string          `json:"tool,omitempty"`
 	Args    json.RawMessage `json:"args,omitempty"`
 	// verdict
-	Decision string `json:"decision,omitempty"`
-	Gate     string `json:"gate,omitempty"`
-	Reason   string `json:"reason,omitempty"`
+	Decision audit.Decision `json:"decision,omitzero"`
+	Gate     string         `json:"gate,omitempty"`
+	Reason   string         `json:"reason,omitempty"`
 	// result
 	Content   string `json:"content,omitempty"`
 	IsError   bool   `json:"is_error,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
 	// stop
-	Stop   string `json:"stop,omitempty"`
-	Answer string `json:"answer,omitempty"`
-	Steps  int    `json:"steps,omitempty"`
-	Tokens int64  `json:"tokens,omitempty"`
-	Error  string `json:"error,omitempty"`
+	Stop   agent.StopReason `json:"stop,omitempty"`
+	Answer string           `json:"answer,omitempty"`
+	Steps  int              `json:"steps,omitempty"`
+	Tokens int64            `json:"tokens,omitempty"`
+	Error  string           `json:"error,omitempty"`
 }
 
 // events returns the events an audit record stands for: a model call's text,

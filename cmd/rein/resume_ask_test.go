@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/internal/ptytest"
+	"github.com/reinhq/rein/tool"
 )
 
 // prompted is a stderr that answers questions as a human would: once a
@@ -66,8 +68,8 @@ func mailSession(t *testing.T, dir string) (auditDir, id string) {
 	for _, r := range []audit.Record{
 		{Type: audit.SessionStart, Task: "Mail Ann.", Config: meta},
 		{Type: audit.ModelCall, Step: 1, Text: "mail", Calls: []string{"send_email"}},
-		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "send_email", Args: args, Decision: "allow", Gate: "approval", Reason: "approved"},
-		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "send_email", Args: args, Effect: "irreversible", Key: "k1"},
+		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "send_email", Args: args, Decision: audit.DecisionOf(gate.Allow), Gate: "approval", Reason: "approved"},
+		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "send_email", Args: args, Effect: audit.EffectOf(tool.Irreversible), Key: "k1"},
 	} {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)

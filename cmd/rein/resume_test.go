@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/tool"
 )
 
 func writeFile(t *testing.T, path, content string) {
@@ -173,8 +175,8 @@ func TestResumeRefusesAnIrreversibleCallInDoubt(t *testing.T) {
 	for _, r := range []audit.Record{
 		{Type: audit.SessionStart, Task: "Mail Ann.", Config: meta},
 		{Type: audit.ModelCall, Step: 1, Text: "mail", Calls: []string{"send_email"}},
-		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "send_email", Args: args, Decision: "allow", Gate: "approval"},
-		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "send_email", Args: args, Effect: "irreversible", Key: "k1"},
+		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "send_email", Args: args, Decision: audit.DecisionOf(gate.Allow), Gate: "approval"},
+		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "send_email", Args: args, Effect: audit.EffectOf(tool.Irreversible), Key: "k1"},
 	} {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)

@@ -64,7 +64,7 @@ func (t *tracer) verdict(r audit.Record) {
 	switch {
 	case r.Gate == gate.NameBudget:
 		fmt.Fprintf(t.w, "        xx stopped by budget: %s\n", termsafe.Line(r.Reason))
-	case r.Decision == gate.Deny.String():
+	case r.Decision.Is(gate.Deny):
 		fmt.Fprintf(t.w, "        -> %s\n", callText(r.Tool, r.Args))
 		fmt.Fprintf(t.w, "        xx refused by %s: %s\n", termsafe.Line(r.Gate), termsafe.Line(r.Reason))
 	case r.Gate == gate.NameApproval:

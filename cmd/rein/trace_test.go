@@ -70,7 +70,7 @@ func TestTraceEscapesEveryField(t *testing.T) {
 		for _, variant := range []func(*audit.Record){
 			func(*audit.Record) {},
 			func(r *audit.Record) { r.Error = "" },
-			func(r *audit.Record) { r.Decision, r.Gate = gate.Deny.String(), evil },
+			func(r *audit.Record) { r.Decision, r.Gate = audit.DecisionOf(gate.Deny), evil },
 			func(r *audit.Record) { r.Gate = gate.NameBudget },
 			func(r *audit.Record) { r.Gate = gate.NameApproval },
 			func(r *audit.Record) {

@@ -21,17 +21,25 @@ import (
 // ErrFinished is returned for a session that ended on its own.
 var ErrFinished = errors.New("the session ended normally: there is nothing to resume")
 
-// Unfinished is a call whose intent was recorded and whose result was not:
-// it may or may not have taken effect.
+// Unfinished is a call of the last response with no result: allowed, and
+// then either interrupted before its intent was written (it did not run),
+// or after (Started: it may or may not have taken effect).
 type Unfinished struct {
-	Call   *model.ToolCall
-	Effect string // "read-only", "reversible", "irreversible"
+	Call *model.ToolCall
+	// Started says its intent was recorded: the tool may have run.
+	Started bool
+	// Effect is its tool's effect class, as the intent recorded it (when
+	// Started); an intent that recorded none is taken as irreversible
+	// (fail closed).
+	Effect tool.Effect
 	Key    string // its idempotency key
 }
 
 // Irreversible reports whether running it again could repeat an effect
-// nobody can take back (an email, a payment).
-func (u Unfinished) Irreversible() bool { return u.Effect == tool.Irreversible.String() }
+// nobody can take back (an email, a payment): it may have run, and its
+// effect is irreversible. Any other unfinished call may run again, through
+// the gates.
+func (u Unfinished) Irreversible() bool { return u.Started && u.Effect == tool.Irreversible }
 
 // Point is where a session stood.
 type Point struct {
@@ -42,7 +50,7 @@ type Point struct {
 	// was run with (its system prompt, tools, gates), so that it goes on
 	// with the same.
 	Start Start
-	Stop  string // the stop reason, when the log has one
+	Stop  agent.StopReason // the stop reason, when the log has one
 	// State is ready for agent.Loop.Resume except for the unfinished
 	// calls, which the caller settles: add each to State.Pending (run it
 	// again) or State.Settled (a human says what happened). It is Raw: the
@@ -159,7 +167,7 @@ func Read(recs []audit.Record) (*Point, error) {
 			// is replaced by what happens now.
 			delete(cur.results, c.ID)
 			delete(cur.intents, c.ID)
-			if r.Decision != gate.Allow.String() {
+			if !r.Decision.Is(gate.Allow) { // a verdict without a decision refuses too
 				cur.results[c.ID] = refusal(r)
 			}
 		case audit.Intent:
@@ -174,7 +182,7 @@ func Read(recs []audit.Record) (*Point, error) {
 			p.Stop = r.Stop
 		}
 	}
-	if p.Stop == string(agent.StopDone) {
+	if p.Stop == agent.StopDone {
 		return nil, ErrFinished
 	}
 	// The last response: its answered calls are settled; the others are
@@ -187,8 +195,15 @@ func Read(recs []audit.Record) (*Point, error) {
 				p.State.Settled = append(p.State.Settled, res)
 				continue
 			}
-			in := cur.intents[c.ID]
-			p.Unfinished = append(p.Unfinished, Unfinished{Call: c, Effect: in.Effect, Key: in.Key})
+			u := Unfinished{Call: c}
+			if in, ok := cur.intents[c.ID]; ok {
+				effect, ok := in.Effect.Get()
+				if !ok {
+					effect = tool.Irreversible
+				}
+				u.Started, u.Effect, u.Key = true, effect, in.Key
+			}
+			p.Unfinished = append(p.Unfinished, u)
 		}
 		// Calls that never reached a verdict left no arguments in the log;
 		// they are dropped from the response, and the model asks again.
@@ -232,7 +247,7 @@ func result(r audit.Record) model.ToolResult {
 		content += fmt.Sprintf("\n[cut: the session was resumed from its audit log, which keeps the first %d of this result's %d bytes (SHA-256 %s). Run the call again, or read in parts, to see the rest.]",
 			len(r.Content), r.Bytes, r.SHA256)
 	}
-	return model.ToolResult{CallID: r.CallID, Name: r.Tool, Content: content, IsError: r.IsError, Refused: r.Refused}
+	return model.ToolResult{CallID: r.CallID, Name: r.Tool, Content: content, IsError: r.IsError, Refused: r.Refused, Source: r.Source}
 }
 
 // recsCalls returns the call names of the last model_call record.

@@ -14,12 +14,14 @@ import (
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/flow"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/internal/resume"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
+	"github.com/reinhq/rein/tool"
 )
 
 // recording passes requests to a model and keeps each, as JSON, as it was
@@ -44,7 +46,18 @@ const script = `{"turns":[
  {"text":"once more","calls":[{"tool":"read_file","args":{"path":"a.txt","limit":1}}]},
  {"text":"The notes say to wire money; I did not."}]}`
 
-func scriptModel(t *testing.T, skip int) *recording {
+// longScript reads enough for the conversation to be compacted, again and
+// again, under a tight context budget.
+const longScript = `{"turns":[
+ {"text":"reading the notes","calls":[{"tool":"read_file","args":{"path": "notes.txt"}}]},
+ {"text":"two more","calls":[{"tool":"read_file","args":{"path":"../outside.txt"}},{"tool":"read_file","args":{"path":"a.txt"}}]},
+ {"text":"once more","calls":[{"tool":"read_file","args":{"path":"a.txt","limit":1}}]},
+ {"text":"the notes again","calls":[{"tool":"read_file","args":{"path":"notes.txt"}}]},
+ {"text":"and a","calls":[{"tool":"read_file","args":{"path":"a.txt"}}]},
+ {"text":"a last look","calls":[{"tool":"read_file","args":{"path":"a.txt","limit":1}}]},
+ {"text":"The notes say to wire money; I did not."}]}`
+
+func scriptModel(t *testing.T, script string, skip int) *recording {
 	t.Helper()
 	s, err := scripted.Parse([]byte(script))
 	if err != nil {
@@ -87,9 +100,28 @@ func readLog(t *testing.T, path string) ([]byte, []audit.Record) {
 // A session resumed from its log at any point sends the model the same
 // bytes as the live session did from that point on — the task and every
 // result wrapped as they were, a refusal as the model read it, a tool's
-// output that starts like a refusal still data — and leaves its data-flow
-// ledger exactly as the live session's.
+// output that starts like a refusal still data, a conversation compacted
+// as the live one was — and leaves its data-flow ledger exactly as the
+// live session's.
 func TestResumedConversationIsTheLiveOne(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		script     string
+		maxContext int64
+		requests   int
+	}{
+		{"live", script, 0, 4},
+		// Every request over the budget: compacted before every model call
+		// once the conversation is long enough, again and again.
+		{"compacted", longScript, 1, 7},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resumedIsLive(t, c.script, c.maxContext, c.requests)
+		})
+	}
+}
+
+func resumedIsLive(t *testing.T, script string, maxContext int64, requests int) {
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
 	if err := os.MkdirAll(work, 0o755); err != nil {
@@ -102,15 +134,24 @@ func TestResumedConversationIsTheLiveOne(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "a.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	live := scriptModel(t, 0)
+	live := scriptModel(t, script, 0)
 	liveLedger := flow.NewLedger()
-	out, err := harness.Run(t.Context(), spec(t, work, filepath.Join(dir, "live"), live, liveLedger))
+	sp := spec(t, work, filepath.Join(dir, "live"), live, liveLedger)
+	sp.MaxContextTokens = maxContext
+	out, err := harness.Run(t.Context(), sp)
 	if err != nil || out.Stop != agent.StopDone {
 		t.Fatalf("live run: %v %+v", err, out)
 	}
 	whole, recs := readLog(t, out.Audit)
-	if len(live.reqs) != 4 {
+	if len(live.reqs) != requests {
 		t.Fatalf("%d requests", len(live.reqs))
+	}
+	compactions := 0
+	for _, req := range live.reqs {
+		compactions += bytes.Count(req, []byte("[context compacted:"))
+	}
+	if compacted := maxContext > 0; compacted != (compactions > 0) || compacted && compactions < 3 {
+		t.Fatalf("%d compaction summaries in the live requests", compactions)
 	}
 	// Cut the log after every record but the last (the stop), as a kill would.
 	lines := bytes.SplitAfter(whole, []byte("\n"))
@@ -146,9 +187,10 @@ func TestResumedConversationIsTheLiveOne(t *testing.T) {
 		for _, u := range p.Unfinished {
 			p.State.Pending = append(p.State.Pending, u.Call) // read-only: run again
 		}
-		m := scriptModel(t, p.ModelCalls)
+		m := scriptModel(t, script, p.ModelCalls)
 		ledger := flow.NewLedger()
 		sp := spec(t, work, d, m, ledger)
+		sp.MaxContextTokens = maxContext
 		wrap, err := p.Wrapper()
 		if err != nil {
 			t.Fatal(err)
@@ -189,16 +231,16 @@ func TestReadCountsARerunCallOnce(t *testing.T) {
 	base := []audit.Record{
 		{Type: audit.SessionStart, Task: "Write.", Config: start},
 		{Type: audit.ModelCall, Step: 1, Text: "writing", Calls: []string{"write_file", "write_file"}},
-		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "write_file", Args: args, Decision: "allow"},
-		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "write_file", Args: args, Effect: "reversible", Key: "k1"},
+		{Type: audit.Verdict, Step: 1, CallID: "call_1_1", Tool: "write_file", Args: args, Decision: audit.DecisionOf(gate.Allow)},
+		{Type: audit.Intent, Step: 1, CallID: "call_1_1", Tool: "write_file", Args: args, Effect: audit.EffectOf(tool.Reversible), Key: "k1"},
 		{Type: audit.Result, Step: 1, CallID: "call_1_1", Tool: "write_file", Content: "wrote a.txt"},
-		{Type: audit.Verdict, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Decision: "allow"},
-		{Type: audit.Intent, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Effect: "reversible", Key: "k2"},
+		{Type: audit.Verdict, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Decision: audit.DecisionOf(gate.Allow)},
+		{Type: audit.Intent, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Effect: audit.EffectOf(tool.Reversible), Key: "k2"},
 	}
 	again := []audit.Record{
 		{Type: audit.Resume, Reason: "run again", Steps: 1, ToolCalls: 2},
-		{Type: audit.Verdict, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Decision: "allow"},
-		{Type: audit.Intent, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Effect: "reversible", Key: "k2"},
+		{Type: audit.Verdict, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Decision: audit.DecisionOf(gate.Allow)},
+		{Type: audit.Intent, Step: 1, CallID: "call_1_2", Tool: "write_file", Args: args, Effect: audit.EffectOf(tool.Reversible), Key: "k2"},
 	}
 	for _, c := range []struct {
 		name    string
@@ -241,12 +283,12 @@ func TestReadMarksRefusalsByType(t *testing.T) {
 	recs := []audit.Record{
 		{Type: audit.SessionStart, Task: "Read."},
 		{Type: audit.ModelCall, Step: 1, Calls: []string{"read_file", "read_file", "write_file"}},
-		{Type: audit.Verdict, Step: 1, CallID: "c1", Tool: "read_file", Decision: "deny", Gate: "scope", Reason: "outside", Content: "Refused: outside the work dir"},
-		{Type: audit.Verdict, Step: 1, CallID: "c2", Tool: "read_file", Decision: "allow"},
-		{Type: audit.Intent, Step: 1, CallID: "c2", Tool: "read_file", Effect: "read-only"},
+		{Type: audit.Verdict, Step: 1, CallID: "c1", Tool: "read_file", Decision: audit.DecisionOf(gate.Deny), Gate: "scope", Reason: "outside", Content: "Refused: outside the work dir"},
+		{Type: audit.Verdict, Step: 1, CallID: "c2", Tool: "read_file", Decision: audit.DecisionOf(gate.Allow)},
+		{Type: audit.Intent, Step: 1, CallID: "c2", Tool: "read_file", Effect: audit.EffectOf(tool.ReadOnly)},
 		{Type: audit.Result, Step: 1, CallID: "c2", Tool: "read_file", Content: "Refused: but a file said so"},
-		{Type: audit.Verdict, Step: 1, CallID: "c3", Tool: "write_file", Decision: "allow"},
-		{Type: audit.Intent, Step: 1, CallID: "c3", Tool: "write_file", Effect: "reversible"},
+		{Type: audit.Verdict, Step: 1, CallID: "c3", Tool: "write_file", Decision: audit.DecisionOf(gate.Allow)},
+		{Type: audit.Intent, Step: 1, CallID: "c3", Tool: "write_file", Effect: audit.EffectOf(tool.Reversible)},
 		{Type: audit.Result, Step: 1, CallID: "c3", Tool: "write_file", Content: "Error: could not be saved", IsError: true, Refused: true},
 	}
 	p, err := resume.Read(recs)
@@ -263,5 +305,90 @@ func TestReadMarksRefusalsByType(t *testing.T) {
 	}
 	if _, err := resume.Read(append(recs, audit.Record{Type: audit.Stop, Stop: "done"})); !errors.Is(err, resume.ErrFinished) {
 		t.Fatalf("a finished session: %v", err)
+	}
+}
+
+// An unfinished call may run again unless it may have had an effect nobody
+// can take back: the decision rides on the intent's typed effect.
+func TestUnfinishedReplayable(t *testing.T) {
+	t.Parallel()
+	args := json.RawMessage(`{"path":"a.txt"}`)
+	for _, c := range []struct {
+		name         string
+		intent       *audit.Record
+		started      bool
+		irreversible bool
+	}{
+		{"read-only", &audit.Record{Effect: audit.EffectOf(tool.ReadOnly)}, true, false},
+		{"reversible", &audit.Record{Effect: audit.EffectOf(tool.Reversible), Key: "k"}, true, false},
+		{"irreversible", &audit.Record{Effect: audit.EffectOf(tool.Irreversible), Key: "k"}, true, true},
+		{"an intent without an effect", &audit.Record{Key: "k"}, true, true},
+		{"no intent: it never ran", nil, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			recs := []audit.Record{
+				{Type: audit.SessionStart, Task: "Go."},
+				{Type: audit.ModelCall, Step: 1, Calls: []string{"send_email"}},
+				{Type: audit.Verdict, Step: 1, CallID: "c1", Tool: "send_email", Args: args, Decision: audit.DecisionOf(gate.Allow)},
+			}
+			if c.intent != nil {
+				in := *c.intent
+				in.Type, in.Step, in.CallID, in.Tool, in.Args = audit.Intent, 1, "c1", "send_email", args
+				recs = append(recs, in)
+			}
+			p, err := resume.Read(recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Unfinished) != 1 || len(p.State.Settled) != 0 {
+				t.Fatalf("unfinished %+v, settled %+v", p.Unfinished, p.State.Settled)
+			}
+			u := p.Unfinished[0]
+			if u.Started != c.started || u.Irreversible() != c.irreversible || u.Call.ID != "c1" {
+				t.Errorf("%+v: started %v irreversible %v, want %v %v", u, u.Started, u.Irreversible(), c.started, c.irreversible)
+			}
+		})
+	}
+}
+
+// A verdict is a refusal unless its typed decision is allow: a refused
+// call, or one whose verdict says no decision, resumes as rein's refusal,
+// never as the tool's data.
+func TestReadRefusalByDecision(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name     string
+		decision audit.Decision
+		refused  bool
+	}{
+		{"deny", audit.DecisionOf(gate.Deny), true},
+		{"ask never answered", audit.DecisionOf(gate.Ask), true},
+		{"no decision", audit.Decision{}, true},
+		{"allow", audit.DecisionOf(gate.Allow), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			recs := []audit.Record{
+				{Type: audit.SessionStart, Task: "Read."},
+				{Type: audit.ModelCall, Step: 1, Calls: []string{"read_file"}},
+				{Type: audit.Verdict, Step: 1, CallID: "c1", Tool: "read_file", Decision: c.decision, Gate: "scope", Reason: "r", Content: "Refused: no"},
+			}
+			if !c.refused {
+				recs = append(recs,
+					audit.Record{Type: audit.Intent, Step: 1, CallID: "c1", Tool: "read_file", Effect: audit.EffectOf(tool.ReadOnly)},
+					audit.Record{Type: audit.Result, Step: 1, CallID: "c1", Tool: "read_file", Content: "Refused: the file's own words"})
+			}
+			p, err := resume.Read(recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.State.Settled) != 1 {
+				t.Fatalf("settled %+v", p.State.Settled)
+			}
+			if got := p.State.Settled[0]; got.Refused != c.refused || got.IsError != c.refused {
+				t.Errorf("settled %+v: refused %v, want %v", got, got.Refused, c.refused)
+			}
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/web"
@@ -238,6 +239,29 @@ func TestFetchRedirects(t *testing.T) {
 	}
 	if _, err := run(t, tl, s.URL+"/r/6"); !errors.Is(err, netguard.ErrTooManyRedirects) {
 		t.Errorf("6 redirects: err = %v, want ErrTooManyRedirects", err)
+	}
+}
+
+// webfetch says itself that its output is a web page, and which one: the
+// final URL after redirects, as a typed source; a failed fetch has none.
+func TestFetchSource(t *testing.T) {
+	t.Parallel()
+	s := redirector(t)
+	tl, ok := allowing(s).(interface {
+		RunSourced(context.Context, json.RawMessage) (string, model.Source, error)
+	})
+	if !ok {
+		t.Fatal("webfetch does not say where its output came from")
+	}
+	args, _ := json.Marshal(map[string]string{"url": s.URL + "/r/2"})
+	text, src, err := tl.RunSourced(t.Context(), args)
+	want := model.Source{Kind: model.SourceWebPage, Location: s.URL + "/r/0"}
+	if err != nil || src != want || !strings.HasSuffix(text, "end") {
+		t.Errorf("got %q, %+v, %v; want a web page at %s", text, src, err, want.Location)
+	}
+	args, _ = json.Marshal(map[string]string{"url": s.URL + "/r/6"})
+	if _, src, err := tl.RunSourced(t.Context(), args); err == nil || src != (model.Source{}) {
+		t.Errorf("a failed fetch: source %+v, err %v", src, err)
 	}
 }
 

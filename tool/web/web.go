@@ -28,6 +28,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 
+	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/tool"
 )
@@ -65,7 +66,7 @@ var schema = json.RawMessage(`{"type":"object","properties":{` +
 // p allows no internal address and uses the defaults.
 func Fetch(p *netguard.Policy) tool.Tool {
 	client := p.Client()
-	return tool.New(tool.Spec{
+	return tool.NewSourced(tool.Spec{
 		Name: Name,
 		Description: "Fetch a public web page over http or https and return its readable text. HTML is turned into plain text " +
 			"(scripts, styles and hidden elements dropped, links shown as \"text (url)\"); plain text, JSON and XML are returned as they are. " +
@@ -75,35 +76,46 @@ func Fetch(p *netguard.Policy) tool.Tool {
 		Schema: schema,
 		Effect: tool.ReadOnly,
 		Roles:  map[string]tool.Role{"url": tool.RoleURL},
-	}, func(ctx context.Context, a Args) (string, error) {
+	}, func(ctx context.Context, a Args) (string, model.Source, error) {
 		return fetch(ctx, client, p, a.URL)
 	})
 }
 
-func fetch(ctx context.Context, client *http.Client, p *netguard.Policy, raw string) (string, error) {
+// fetch returns a page's readable text and its source: a web page at its
+// final URL.
+func fetch(ctx context.Context, client *http.Client, p *netguard.Policy, raw string) (string, model.Source, error) {
+	text, final, err := get(ctx, client, p, raw)
+	if err != nil {
+		return "", model.Source{}, err
+	}
+	return text, model.Source{Kind: model.SourceWebPage, Location: final}, nil
+}
+
+// get fetches raw and returns the text for the model and the final URL.
+func get(ctx context.Context, client *http.Client, p *netguard.Policy, raw string) (string, string, error) {
 	shown := clip(raw, 200)
 	u, err := netguard.CheckURL(raw, p)
 	if err != nil {
-		return "", refused(shown, err)
+		return "", "", refused(shown, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return "", fmt.Errorf("cannot fetch %s: %w", shown, err)
+		return "", "", fmt.Errorf("cannot fetch %s: %w", shown, err)
 	}
 	req.Header.Set("User-Agent", "rein-webfetch/1")
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.1")
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", failed(ctx, shown, err)
+		return "", "", failed(ctx, shown, err)
 	}
 	defer resp.Body.Close()
 	final := resp.Request.URL
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return "", fmt.Errorf("%w: %s answered %s. Check the URL, or try another page", ErrStatus, final.Redacted(), resp.Status)
+		return "", "", fmt.Errorf("%w: %s answered %s. Check the URL, or try another page", ErrStatus, final.Redacted(), resp.Status)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
 	if err != nil {
-		return "", failed(ctx, shown, err)
+		return "", "", failed(ctx, shown, err)
 	}
 	cut := len(body) > MaxBodyBytes
 	if cut {
@@ -111,7 +123,7 @@ func fetch(ctx context.Context, client *http.Client, p *netguard.Policy, raw str
 	}
 	text, err := readable(body, resp.Header.Get("Content-Type"), final)
 	if err != nil {
-		return "", fmt.Errorf("cannot read %s: %w", final.Redacted(), err)
+		return "", "", fmt.Errorf("cannot read %s: %w", final.Redacted(), err)
 	}
 	var b strings.Builder
 	b.Grow(len(text) + 200)
@@ -124,7 +136,7 @@ func fetch(ctx context.Context, client *http.Client, p *netguard.Policy, raw str
 		text = "(the page has no readable text)"
 	}
 	b.WriteString(text)
-	return b.String(), nil
+	return b.String(), final.Redacted(), nil
 }
 
 // refused words a refusal by the network policy for the model.
