@@ -1,7 +1,10 @@
 package model_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"image"
+	"image/png"
 	"slices"
 	"testing"
 
@@ -197,5 +200,28 @@ func TestUsage(t *testing.T) {
 	}
 	if a.Total() != 10 || b.Total() != 100 {
 		t.Errorf("Total counts every field: %d, %d", a.Total(), b.Total())
+	}
+}
+
+// An image counts width×height/750 tokens, in a block or a tool result;
+// one whose size cannot be read counts as a megapixel.
+func TestEstimateImages(t *testing.T) {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 1500, 500))); err != nil {
+		t.Fatal(err)
+	}
+	img := model.Image{MediaType: "image/png", Data: buf.Bytes()}
+	if got := model.ImageTokens(img); got != 1000 {
+		t.Errorf("ImageTokens = %d, want 1000", got)
+	}
+	if got := model.ImageTokens(model.Image{MediaType: "image/png", Data: []byte("junk")}); got != 1333 {
+		t.Errorf("ImageTokens(junk) = %d, want 1333", got)
+	}
+	req := &model.Request{Messages: []model.Message{{Role: model.RoleUser, Blocks: []model.Block{
+		model.ImageBlock(img),
+		model.ResultBlock(model.ToolResult{CallID: "c", Images: []model.Image{img}}),
+	}}}}
+	if got := model.EstimateTokens(req); got != 2000 {
+		t.Errorf("EstimateTokens = %d, want 2000", got)
 	}
 }
