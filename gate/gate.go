@@ -71,6 +71,11 @@ type Verdict struct {
 	// refused, why in general terms, and what to do next. It never reveals
 	// the policy's internals. Empty means Reason is safe to show.
 	Hint string `json:"-"`
+	// Declined, on an Ask, is what the model is told when the human says
+	// no (or no answer comes); empty means the pipeline's general words
+	// (carry on without the call). A gate sets it when a no means more,
+	// as on screen, where a refused payment ends the task.
+	Declined string `json:"-"`
 }
 
 // ForModel returns the text the model sees for a refused call.
@@ -95,6 +100,23 @@ type Call struct {
 
 	validated bool // the validation gate accepted Args
 	decoded   any  // what the tool decoded them into then, if it did
+
+	effect    tool.Effect // the call's effect class, once decided
+	effectSet bool
+}
+
+// Effect returns the call's effect class (tool.EffectOf), decided on first
+// use and kept: every gate, the loop's intent record and the per-run count
+// after the call ran see the same class, although the screen or the world
+// may have changed since. A call without a tool is Irreversible.
+func (c *Call) Effect(ctx context.Context) tool.Effect {
+	if !c.effectSet {
+		c.effect, c.effectSet = tool.Irreversible, true
+		if c.Tool != nil {
+			c.effect = tool.EffectOf(ctx, c.Tool, c.Args)
+		}
+	}
+	return c.effect
 }
 
 func (c *Call) parse() {
@@ -292,15 +314,19 @@ func (p *Pipeline) Decide(ctx context.Context, c *Call) Verdict {
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
+	hint := v.Declined
+	if hint == "" {
+		hint = notApproved(c.Name)
+	}
 	switch {
 	case err != nil:
 		return Verdict{Decision: Deny, Gate: NameApproval,
 			Reason: fmt.Sprintf("%s (asked by %s): approval failed, which counts as no: %v", v.Reason, v.Gate, err),
-			Hint:   notApproved(c.Name)}
+			Hint:   hint}
 	case !ok:
 		return Verdict{Decision: Deny, Gate: NameApproval,
 			Reason: fmt.Sprintf("%s (asked by %s): the approver said no", v.Reason, v.Gate),
-			Hint:   notApproved(c.Name)}
+			Hint:   hint}
 	}
 	return Verdict{Decision: Allow, Gate: NameApproval, Reason: fmt.Sprintf("%s (asked by %s): the approver said yes", v.Reason, v.Gate)}
 }
@@ -404,9 +430,10 @@ func (Validation) Check(_ context.Context, c *Call) Verdict {
 	return Verdict{Decision: Allow, Gate: NameValidation}
 }
 
-// Confirm asks for a human's yes before any tool classed irreversible runs,
-// and before calls their tool marks as needing one, whatever else allows
-// them and in every permission mode.
+// Confirm asks for a human's yes before any call classed irreversible runs
+// (by its tool, or for these arguments: tool.Effector), and before calls
+// their tool marks as needing one, whatever else allows them and in every
+// permission mode.
 type Confirm struct{}
 
 var _ Gate = Confirm{}
@@ -420,9 +447,12 @@ func (Confirm) Check(ctx context.Context, c *Call) Verdict {
 	if c.Tool == nil {
 		return Verdict{Decision: Allow, Gate: NameConfirm}
 	}
-	if c.Tool.Spec().Effect == tool.Irreversible {
-		return Verdict{Decision: Ask, Gate: NameConfirm,
-			Reason: fmt.Sprintf("%s is classed irreversible: a human must say yes", c.Name)}
+	if c.Effect(ctx) == tool.Irreversible {
+		why := fmt.Sprintf("%s is classed irreversible: a human must say yes", c.Name)
+		if c.Tool.Spec().Effect != tool.Irreversible {
+			why = fmt.Sprintf("this %s call is classed irreversible: a human must say yes", c.Name)
+		}
+		return Verdict{Decision: Ask, Gate: NameConfirm, Reason: why}
 	}
 	if cf, ok := c.Tool.(tool.Confirmer); ok {
 		if why := cf.Confirm(ctx, c.Args); why != "" {
