@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/computer"
 	"github.com/reinhq/rein/computer/browser"
@@ -159,17 +160,20 @@ func TestAttacksThroughLoop(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				loop, err := computer.New(computer.Config{Model: computer.NewScripted(s), Env: b,
+				session, err := computer.New(computer.Config{Model: computer.NewScripted(s), Env: b,
 					Approver: approve.Deny{}, Policy: computer.Policy{Off: off}})
 				if err != nil {
 					t.Fatal(err)
 				}
-				res := loop.Run(t.Context(), "Read the page.")
+				res := session.Run(t.Context(), "Read the page.")
 				if got := c.harm(site); got != off {
 					t.Errorf("guards off=%v: harm %v (stop %s, %v)", off, got, res.Stop, res.Err)
 				}
-				if !off && res.Stop != computer.StopDenied {
-					t.Errorf("stop %s, want denied", res.Stop)
+				if res.Stop != agent.StopDone {
+					t.Errorf("stop %s (%v), want done", res.Stop, res.Err)
+				}
+				if !off && !res.Declined() {
+					t.Errorf("refusals %v, want the click declined", res.Refusals)
 				}
 			}
 		})
