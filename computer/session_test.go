@@ -30,6 +30,10 @@ type fakeEnv struct {
 	button   image.Rectangle
 	elements map[computer.Kind]computer.Element
 	inspects int
+	inspectErr error // Inspect fails
+	performErr error // Perform fails
+	shots      int   // screenshots taken
+	shotsOK    int   // when > 0, screenshots after this many fail
 	blocked  []computer.BlockedRequest
 	log      *[]string // shared with the audit log to check ordering
 	block    bool      // Perform waits for ctx
@@ -39,6 +43,9 @@ type fakeEnv struct {
 func (f *fakeEnv) Screenshot(context.Context) (computer.Screenshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.shots++; f.shotsOK > 0 && f.shots > f.shotsOK {
+		return computer.Screenshot{}, errors.New("the display is gone")
+	}
 	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
 	c := color.RGBA{uint8(40 * f.page), 100, 200, 255}
 	for i := 0; i < len(img.Pix); i += 4 {
@@ -55,6 +62,9 @@ func (f *fakeEnv) Inspect(_ context.Context, a computer.Action) (computer.Elemen
 	f.mu.Lock()
 	f.inspects++
 	f.mu.Unlock()
+	if f.inspectErr != nil {
+		return computer.Element{}, f.inspectErr
+	}
 	if el, ok := f.elements[a.Kind]; ok {
 		return el, nil
 	}
@@ -67,6 +77,9 @@ func (f *fakeEnv) Perform(ctx context.Context, a computer.Action) error {
 		close(f.started)
 		<-ctx.Done()
 		return ctx.Err()
+	}
+	if f.performErr != nil {
+		return f.performErr
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -463,3 +476,58 @@ func (f modelFunc) Generate(ctx context.Context, r *model.Request) (*model.Respo
 	return f(ctx, r)
 }
 
+
+// Attacks on the classing: the model cannot label its own click (an
+// argument the schema does not know is refused before anything is
+// inspected or done), and an element that cannot be inspected is judged
+// irreversible, so a human is asked (fail closed).
+func TestModelCannotClassItsClick(t *testing.T) {
+	rec := &approve.Recorder{Next: approve.Fixed(false)}
+	// A hand-made call with an effect label of its own.
+	labelled := modelFunc(func(_ context.Context, r *model.Request) (*model.Response, error) {
+		if len(r.Messages) > 1 {
+			return &model.Response{Blocks: []model.Block{model.TextBlock("ok")}, StopReason: model.StopEndTurn}, nil
+		}
+		return &model.Response{Blocks: []model.Block{model.CallBlock(model.ToolCall{ID: "c1", Name: "click",
+			Args: []byte(`{"x":1,"y":1,"effect":"read-only"}`)})}, StopReason: model.StopToolUse}, nil
+	})
+	var order []string
+	env := &fakeEnv{log: &order}
+	s, err := computer.New(computer.Config{Model: labelled, Env: env, Approver: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := s.Run(t.Context(), "task")
+	if res.Refusals[gate.NameValidation] != 1 || env.inspects != 0 || indexOf(order, "perform click") >= 0 {
+		t.Errorf("a labelled click: refusals %v, inspected %d times, log %v", res.Refusals, env.inspects, order)
+	}
+
+	env = &fakeEnv{inspectErr: errors.New("cross-origin frame")}
+	res, order, _ = run(t, env, `{"steps":[{"action":"click","x":1,"y":1},{"action":"done"}]}`, computer.Config{Approver: rec})
+	if !res.Declined() || indexOf(order, "perform click") >= 0 || len(rec.Requests()) != 1 {
+		t.Errorf("an element that cannot be inspected: refusals %v, asked %d, log %v", res.Refusals, len(rec.Requests()), order)
+	}
+	// Legitimate use: the same click on an element that can be inspected
+	// runs unasked, classed reversible.
+	env = &fakeEnv{}
+	res, order, l := run(t, env, `{"steps":[{"action":"click","x":1,"y":1},{"action":"done"}]}`, computer.Config{Approver: rec})
+	if i := indexOf(order, "intent click "); res.Approvals != 0 || i < 0 || l.recs[i].Effect != "reversible" {
+		t.Errorf("a plain click: approvals %d, log %v", res.Approvals, order)
+	}
+}
+
+// A failed action is the model's to handle (an error result with the
+// screenshot); a screenshot that cannot be taken stops the run.
+func TestActionFailureAndLostScreen(t *testing.T) {
+	env := &fakeEnv{performErr: errors.New("element detached")}
+	res, _, _ := run(t, env, `{"steps":[{"action":"click","x":1,"y":1},{"action":"done","summary":"gave up"}]}`, computer.Config{})
+	last := res.Messages[2].Blocks[0].Result
+	if res.Stop != agent.StopDone || !last.IsError || !strings.Contains(last.Content, "the action failed: element detached") || len(last.Images) != 1 {
+		t.Errorf("stop %s, result %+v", res.Stop, last)
+	}
+	env = &fakeEnv{shotsOK: 1}
+	res, _, _ = run(t, env, `{"steps":[{"action":"wait"},{"action":"done"}]}`, computer.Config{})
+	if res.Stop != agent.StopError || !strings.Contains(res.Err.Error(), "the display is gone") {
+		t.Errorf("stop %s (%v), want error", res.Stop, res.Err)
+	}
+}
