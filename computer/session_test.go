@@ -25,19 +25,19 @@ import (
 // click inside a "button" rectangle moves to the next page; elsewhere
 // nothing happens. Elements are given by the test.
 type fakeEnv struct {
-	mu       sync.Mutex
-	page     int
-	button   image.Rectangle
-	elements map[computer.Kind]computer.Element
-	inspects int
+	mu         sync.Mutex
+	page       int
+	button     image.Rectangle
+	elements   map[computer.Kind]computer.Element
+	inspects   int
 	inspectErr error // Inspect fails
 	performErr error // Perform fails
 	shots      int   // screenshots taken
 	shotsOK    int   // when > 0, screenshots after this many fail
-	blocked  []computer.BlockedRequest
-	log      *[]string // shared with the audit log to check ordering
-	block    bool      // Perform waits for ctx
-	started  chan struct{}
+	blocked    []computer.BlockedRequest
+	log        *[]string // shared with the audit log to check ordering
+	block      bool      // Perform waits for ctx
+	started    chan struct{}
 }
 
 func (f *fakeEnv) Screenshot(context.Context) (computer.Screenshot, error) {
@@ -475,7 +475,6 @@ type modelFunc func(context.Context, *model.Request) (*model.Response, error)
 func (f modelFunc) Generate(ctx context.Context, r *model.Request) (*model.Response, error) {
 	return f(ctx, r)
 }
-
 
 // Attacks on the classing: the model cannot label its own click (an
 // argument the schema does not know is refused before anything is
