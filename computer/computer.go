@@ -164,6 +164,8 @@ type Element struct {
 	// Opaque is true when the target cannot be inspected (a frame from
 	// another origin): rein then treats the action as irreversible.
 	Opaque bool `json:"opaque,omitempty"`
+	// Href is the absolute URL of the link the element is in, if any.
+	Href string `json:"href,omitempty"`
 }
 
 // Label is a short description of the element for people and the log.
@@ -198,6 +200,15 @@ type BlockedRequest struct {
 	Host string `json:"host"`
 	// Navigation is true for a page load, false for a sub-resource.
 	Navigation bool `json:"navigation"`
+}
+
+// Allower is implemented by an Env with a network allowlist
+// (computer/browser): the screen gate refuses a click on a link to an
+// http(s) URL it would block, before the click. The Env still blocks every
+// request itself; this makes a link off the allowlist a refusal the model
+// is told about, not a page that fails to load.
+type Allower interface {
+	AllowsURL(raw string) bool
 }
 
 // Env is the screen the agent works on.

@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -528,5 +529,63 @@ func TestActionFailureAndLostScreen(t *testing.T) {
 	res, _, _ = run(t, env, `{"steps":[{"action":"wait"},{"action":"done"}]}`, computer.Config{})
 	if res.Stop != agent.StopError || !strings.Contains(res.Err.Error(), "the display is gone") {
 		t.Errorf("stop %s (%v), want error", res.Stop, res.Err)
+	}
+}
+
+// allowEnv is a fakeEnv with an allowlist of one host.
+type allowEnv struct {
+	*fakeEnv
+	host string
+}
+
+func (e allowEnv) AllowsURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Host == e.host
+}
+
+// A click on a link off the Env's allowlist is refused by the screen gate
+// before the click; links on it, links that are not http(s), and an Env
+// without an allowlist are not judged; the check holds with the action
+// policy off (it is the allowlist's guard).
+func TestOffsiteLinkRefused(t *testing.T) {
+	const js = `{"steps":[{"action":"click","x":1,"y":1},{"action":"done"}]}`
+	for _, c := range []struct {
+		name    string
+		href    string
+		allower bool
+		off     bool
+		refused bool
+	}{
+		{"off the allowlist", "http://evil.test/offers", true, false, true},
+		{"off the allowlist, policy off", "https://evil.test/", true, true, true},
+		{"on the allowlist", "http://shop.test/cart", true, false, false},
+		{"a script link", "javascript:void(0)", true, false, false},
+		{"no allowlist", "http://evil.test/offers", false, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var order []string
+			fe := &fakeEnv{log: &order, elements: map[computer.Kind]computer.Element{
+				computer.Click: {Found: true, Tag: "a", Texts: []string{"Partner offers"}, Href: c.href}}}
+			var env computer.Env = fe
+			if c.allower {
+				env = allowEnv{fe, "shop.test"}
+			}
+			s, err := computer.New(computer.Config{Model: script(t, js), Env: env, Audit: newLog(t, &order),
+				Policy: computer.Policy{Off: c.off}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := s.Run(t.Context(), "task")
+			performed := indexOf(order, "perform click") >= 0
+			if performed == c.refused || (res.Refusals[computer.GateScreen] == 1) != c.refused {
+				t.Fatalf("performed %v, refusals %v", performed, res.Refusals)
+			}
+			if c.refused {
+				turns := computer.Turns(res.Messages)
+				if !strings.Contains(turns[0].Observation, "evil.test") || !strings.Contains(turns[0].Observation, "off limits") {
+					t.Errorf("model told %q", turns[0].Observation)
+				}
+			}
+		})
 	}
 }

@@ -196,8 +196,18 @@ func TestAllowlistBlocksOtherHosts(t *testing.T) {
 			t.Errorf("blocked %+v", r)
 		}
 	}
+	// The link's URL is inspected, and the allowlist refuses it before the
+	// click (the screen gate's check); the page's own URL is allowed.
+	partner := computer.Action{Kind: computer.Click, X: 140, Y: 365}
+	el, err := b.Inspect(t.Context(), partner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el.Href != site.TrackerURL()+"/offers" || b.AllowsURL(el.Href) || !b.AllowsURL(site.URL()+"/shop") {
+		t.Errorf("link %q: allowed %v; the site allowed %v", el.Href, b.AllowsURL(el.Href), b.AllowsURL(site.URL()+"/shop"))
+	}
 	// A navigation off the allowlist, by a click on a link.
-	if err := b.Perform(t.Context(), computer.Action{Kind: computer.Click, X: 140, Y: 365}); err != nil {
+	if err := b.Perform(t.Context(), partner); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.Blocked(); len(got) != 1 || !got[0].Navigation {
