@@ -129,9 +129,12 @@ type Result struct {
 func (r Result) Declined() bool { return r.Refusals[gate.NameApproval] > 0 }
 
 // Run runs task until it stops. It returns after the stop is recorded.
+// Runs of one Session follow each other on the same Env; the screen's
+// counts start again with each.
 // Refusals holds the loop's refusals by gate and, under GateNetwork, the
 // requests the environment blocked.
 func (s *Session) Run(ctx context.Context, task string) Result {
+	s.screen.reset()
 	asked := len(s.approver.Requests())
 	res := Result{Result: s.loop.Run(ctx, task), Stats: s.screen.Stats()}
 	res.Approvals = len(s.approver.Requests()) - asked

@@ -589,3 +589,19 @@ func TestOffsiteLinkRefused(t *testing.T) {
 		})
 	}
 }
+
+// Two runs of one session: each reports its own counts.
+func TestRunsCountApart(t *testing.T) {
+	var order []string
+	env := &fakeEnv{log: &order}
+	s, err := computer.New(computer.Config{Env: env,
+		Model: script(t, `{"steps":[{"action":"click","x":1,"y":1},{"action":"done"},{"action":"wait"},{"action":"done"}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := s.Run(t.Context(), "one")
+	second := s.Run(t.Context(), "two")
+	if first.Actions != 1 || first.NoEffect != 1 || second.Actions != 1 || second.NoEffect != 0 {
+		t.Errorf("first %+v, second %+v", first.Stats, second.Stats)
+	}
+}

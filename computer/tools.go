@@ -63,6 +63,13 @@ func NewScreen(env Env, policy Policy, log AuditLog) *Screen {
 	return &Screen{env: env, policy: policy, audit: log}
 }
 
+// reset forgets what the screen observed, for a new run.
+func (s *Screen) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats, s.pending, s.seen = Stats{}, false, nil
+}
+
 // Stats returns what the screen observed so far.
 func (s *Screen) Stats() Stats {
 	s.mu.Lock()
