@@ -12,6 +12,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,6 +95,12 @@ type Config struct {
 	// not wrapped. Refusals and rein's own notices are not told: they are
 	// rein's words, not a source's.
 	Provenance Provenance
+	// Attach, when set, is called once at the start of a run, after the
+	// session_start record; the blocks it returns join the task's message
+	// (the screen as it is before the first action, for computer use). They
+	// are observations and go to the model as they are: no intake wraps an
+	// image. An error stops the run (StopError).
+	Attach func(ctx context.Context) ([]model.Block, error)
 	// Snapshots, when set, saves the files a call may change (tool.Changer)
 	// before it runs, for rollback. A call whose files cannot be saved does
 	// not run.

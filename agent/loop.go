@@ -102,6 +102,17 @@ func (r *run) start(task string) *errStop {
 	if s := r.record(audit.Record{Type: audit.SessionStart, Task: task, Config: cfg}); s != nil {
 		return s
 	}
+	if r.l.cfg.Attach == nil {
+		return nil
+	}
+	blocks, err := r.l.cfg.Attach(r.ctx)
+	if err != nil {
+		if s := r.ctxStop(); s != nil {
+			return s
+		}
+		return &errStop{StopError, fmt.Errorf("attach to the task: %w", err)}
+	}
+	r.msgs[0].Blocks = append(r.msgs[0].Blocks, blocks...)
 	return nil
 }
 
@@ -244,8 +255,9 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 	}
 
 	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, audit.Decision{}, "", ""
-	rec.Effect = audit.EffectOf(t.Spec().Effect)
-	if t.Spec().Effect != tool.ReadOnly {
+	effect := call.Effect(r.ctx) // the class the gates judged (tool.Effector)
+	rec.Effect = audit.EffectOf(effect)
+	if effect != tool.ReadOnly {
 		rec.Key = IdempotencyKey(r.l.cfg.Session, c.ID, c.Name, c.Args)
 	}
 	if err := r.checkLinked(); err != nil {
@@ -266,7 +278,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 	}
 	began := time.Now()
 	r.inflight = &audit.Record{Step: step, CallID: c.ID, Tool: c.Name, Key: rec.Key}
-	out, src, err := runTool(r.ctx, t, call)
+	out, images, src, err := runTool(r.ctx, t, call)
 	took := time.Since(began)
 	if st, ok := r.l.cfg.Snapshots.(settler); ok && len(paths) > 0 {
 		st.Settle(paths...)
@@ -282,7 +294,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		}
 		return model.ToolResult{}, &errStop{StopError, fmt.Errorf("%s: %w", c.Name, err)}
 	}
-	res := model.ToolResult{CallID: c.ID, Name: c.Name, Content: out, Source: src}
+	res := model.ToolResult{CallID: c.ID, Name: c.Name, Content: out, Images: images, Source: src}
 	if err != nil {
 		// A failure is the tool's words about itself, from no source.
 		res.Content, res.IsError, res.Source = "Error: "+err.Error(), true, model.Source{}

@@ -26,27 +26,34 @@ type sourcedDecoder interface {
 // is told about: a misbehaving tool must not take the loop down with it.
 // A tool that decodes its arguments (tool.Decoder) runs the value the gates
 // judged (c.Decoded), decoded once; arguments that do not decode do not run.
-// It returns the output and where it came from, as the tool said.
-func runTool(ctx context.Context, t tool.Tool, c *gate.Call) (out string, src model.Source, err error) {
+// A tool.Imager returns images beside its text. It returns the output and
+// where it came from, as the tool said.
+func runTool(ctx context.Context, t tool.Tool, c *gate.Call) (out string, images []model.Image, src model.Source, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			out, src, err = "", model.Source{}, fmt.Errorf("the tool %s crashed (%v); try another way", t.Spec().Name, p)
+			out, images, src, err = "", nil, model.Source{}, fmt.Errorf("the tool %s crashed (%v); try another way", t.Spec().Name, p)
 		}
 	}()
+	if im, ok := t.(tool.Imager); ok {
+		out, images, err = im.RunImages(ctx, c.Args)
+		return out, images, model.Source{}, err
+	}
 	if d, ok := t.(tool.Decoder); ok {
 		decoded, err := c.Decoded()
 		if err != nil {
-			return "", model.Source{}, err
+			return "", nil, model.Source{}, err
 		}
 		if s, ok := t.(sourcedDecoder); ok {
-			return s.RunDecodedSourced(ctx, decoded)
+			out, src, err := s.RunDecodedSourced(ctx, decoded)
+			return out, nil, src, err
 		}
 		out, err := d.RunDecoded(ctx, decoded)
-		return out, model.Source{}, err
+		return out, nil, model.Source{}, err
 	}
 	if s, ok := t.(sourcedTool); ok {
-		return s.RunSourced(ctx, c.Args)
+		out, src, err := s.RunSourced(ctx, c.Args)
+		return out, nil, src, err
 	}
 	out, err = t.Run(ctx, c.Args)
-	return out, model.Source{}, err
+	return out, nil, model.Source{}, err
 }

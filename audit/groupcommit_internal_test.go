@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/reinhq/rein/gate"
 )
 
 // The group commit: with Fsync durability the disk is waited for before
@@ -24,7 +26,7 @@ func TestGroupCommit(t *testing.T) {
 		}
 		return []step{
 			{Record{Type: ModelCall}, base},
-			{Record{Type: Verdict, Decision: "allow"}, base},
+			{Record{Type: Verdict, Decision: DecisionOf(gate.Allow)}, base},
 			{Record{Type: Intent, Key: key}, syncs},
 			{Record{Type: Result}, syncs},
 		}
@@ -34,7 +36,7 @@ func TestGroupCommit(t *testing.T) {
 	steps = append(steps, call("", 0)...)                                   // a read-only call: nothing to wait for
 	steps = append(steps, call("k1", 0)...)                                 // a side effect: verdict and intent in one fsync
 	steps = append(steps, call("k2", 1)...)                                 // the last result rode with this one
-	steps = append(steps, step{Record{Type: Verdict, Decision: "deny"}, 2}) // a refusal: no effect follows
+	steps = append(steps, step{Record{Type: Verdict, Decision: DecisionOf(gate.Deny)}, 2}) // a refusal: no effect follows
 	steps = append(steps, step{Record{Type: Stop}, 3})
 
 	w, n := syncCounting(t, Fsync)
@@ -66,7 +68,7 @@ func TestSyncAndCloseCommitTheTail(t *testing.T) {
 	if err := w.Sync(); err != nil || *n != 1 {
 		t.Fatalf("Sync with nothing new: %v, %d fsyncs, want 1", err, *n)
 	}
-	mustWrite(t, w, Record{Type: Verdict, Decision: "deny"})
+	mustWrite(t, w, Record{Type: Verdict, Decision: DecisionOf(gate.Deny)})
 	if err := w.Close(); err != nil || *n != 2 {
 		t.Fatalf("Close: %v, %d fsyncs, want 2", err, *n)
 	}
@@ -85,7 +87,7 @@ func TestFailedSyncIsSticky(t *testing.T) {
 	t.Parallel()
 	w, _ := syncCounting(t, Fsync)
 	w.fsync = func() error { return errors.New("disk gone") }
-	mustWrite(t, w, Record{Type: Verdict, Decision: "allow"})
+	mustWrite(t, w, Record{Type: Verdict, Decision: DecisionOf(gate.Allow)})
 	if err := w.Write(Record{Type: Intent, Key: "k"}); err == nil {
 		t.Fatal("an intent whose fsync failed was accepted")
 	}

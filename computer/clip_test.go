@@ -14,13 +14,23 @@ import (
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/computer"
+	"github.com/reinhq/rein/model"
 )
 
-// bigDone is a model that gives a huge reason and a huge done() summary.
-type bigDone struct{ reason, summary string }
+// bigDone is a model that gives a huge reason with a wait, then a huge
+// summary as its answer.
+type bigDone struct {
+	reason, summary string
+	calls           *int
+}
 
-func (m bigDone) Decide(context.Context, *computer.Request) (*computer.Response, error) {
-	return &computer.Response{Reason: m.reason, Action: computer.Action{Kind: computer.Done, Summary: m.summary}}, nil
+func (m bigDone) Generate(context.Context, *model.Request) (*model.Response, error) {
+	*m.calls++
+	if *m.calls == 1 {
+		return &model.Response{Blocks: []model.Block{model.TextBlock(m.reason),
+			model.CallBlock(model.ToolCall{ID: "w", Name: "wait", Args: []byte(`{}`)})}, StopReason: model.StopToolUse}, nil
+	}
+	return &model.Response{Blocks: []model.Block{model.TextBlock(m.summary)}, StopReason: model.StopEndTurn}, nil
 }
 
 // TestHugeReasonAndSummaryClipped: the model_call's text and the stop's
@@ -33,20 +43,21 @@ func TestHugeReasonAndSummaryClipped(t *testing.T) {
 	var order []string
 	env := &fakeEnv{button: image.Rect(10, 10, 20, 20), log: &order}
 	l := newLog(t, &order)
-	loop, err := computer.New(computer.Config{Model: bigDone{reason, summary}, Env: env, Audit: l})
+	calls := 0
+	s, err := computer.New(computer.Config{Model: bigDone{reason, summary, &calls}, Env: env, Audit: l})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := loop.Run(t.Context(), "task")
-	if res.Stop != agent.StopDone || res.Summary != summary {
-		t.Fatalf("stop %s, summary of %d bytes, err %v", res.Stop, len(res.Summary), res.Err)
+	res := s.Run(t.Context(), "task")
+	if res.Stop != agent.StopDone || res.Answer != summary {
+		t.Fatalf("stop %s, answer of %d bytes, err %v", res.Stop, len(res.Answer), res.Err)
 	}
 	if rep, err := audit.Verify(bytes.NewReader(l.buf.Bytes())); err != nil || !rep.Intact() {
 		t.Fatalf("verify: %+v %v", rep, err)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(l.buf.Bytes()))
 	sc.Buffer(nil, audit.MaxLine)
-	seen := 0
+	seen, models := 0, 0
 	for sc.Scan() {
 		var r audit.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
@@ -56,6 +67,9 @@ func TestHugeReasonAndSummaryClipped(t *testing.T) {
 		switch r.Type {
 		case audit.ModelCall:
 			full, kept = reason, r.Text
+			if models++; models == 2 {
+				full = summary
+			}
 		case audit.Stop:
 			full, kept = summary, r.Answer
 		default:
@@ -68,7 +82,7 @@ func TestHugeReasonAndSummaryClipped(t *testing.T) {
 			t.Errorf("%s: kept %d bytes, bytes %d, truncated %v, sha256 %s", r.Type, len(kept), r.Bytes, r.Truncated, r.SHA256)
 		}
 	}
-	if seen != 2 {
-		t.Fatalf("%d records checked, want 2", seen)
+	if seen != 3 {
+		t.Fatalf("%d records checked, want 3", seen)
 	}
 }

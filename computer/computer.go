@@ -1,8 +1,10 @@
-// Package computer runs a computer-using agent under rein's guards: take a
-// screenshot, ask a vision model for one action, judge it, act, take a new
-// screenshot. The actions are few — click(x,y), type(text), scroll(dy),
-// key(name), wait(), done(summary) — and the hard parts are not the actions
-// but what surrounds them:
+// Package computer is computer use under rein's guards, in the one agent
+// loop (agent.Loop): the actions — click(x,y), type(text), scroll(dy),
+// key(name), wait() — are tools of a Screen, each returning what rein
+// observed and a new screenshot as an image; the screen policy is a gate of
+// the pipeline; the model ends the task by answering without an action,
+// its answer the summary. The hard parts are not the actions but what
+// surrounds them:
 //
 //   - Irreversibility is decided by rein, not by the model's label. Before a
 //     click, rein asks the environment which element is under (x, y) and
@@ -10,25 +12,27 @@
 //     text or value, or its form's action, means pay, buy, order, confirm,
 //     send, submit, delete, remove, publish or transfer (a configurable,
 //     multilingual word list, see Words). Enter in a form whose submit is
-//     irreversible counts too. An irreversible action needs a human's yes;
-//     a no stops the task with the action recorded.
+//     irreversible counts too. The class is the call's effect
+//     (tool.Effector), so the confirm gate, the per-run limit, the intent
+//     record and the idempotency key all see it. An irreversible action
+//     needs a human's yes, asked by the pipeline; a no is an ordinary
+//     approval refusal that tells the model to end the task.
 //   - Typing into a password field is refused unless configured.
 //   - Everything on screen is untrusted data. The system instructions say so
-//     and travel apart from the screenshot; page content can make an action
+//     and travel apart from the screenshots; page content can make an action
 //     stricter to judge (a button that says Delete) but never allows one.
 //   - No-effect detection: every screenshot is hashed (its pixels, not its
 //     PNG bytes); an action that leaves the screen unchanged is reported to
 //     the model as having had no effect, and a later action that changes the
 //     screen counts as a recovery.
-//   - Budget (steps, wall time, cost), the kill switch (cancel the context,
-//     e.g. with agent.WithAbort: the action in flight is cancelled) and the
-//     audit log (verdict, intent before the action, result) as in the agent
-//     loop.
+//   - Budget, the kill switch and the audit log are the agent loop's.
 //
 // The environment is an Env: computer/browser implements it over headless
 // Chromium with a domain allowlist. This package starts no browser itself
-// and talks to no provider; a Model adapts a vision model (see
-// model/anthropic's computer-use path, or Scripted for offline runs).
+// and talks to no provider; the model is a model.Model that calls the
+// action tools (computer/anthropic over Anthropic's computer-use tool, or
+// Scripted for offline runs). New wires a Session; Screen's Tools, Gate
+// and Attach are the parts, for a pipeline of one's own.
 package computer
 
 import (
@@ -36,11 +40,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
-
-	"github.com/reinhq/rein/agent"
-	"github.com/reinhq/rein/audit"
-	"github.com/reinhq/rein/model"
 )
 
 // Kind names an action.
@@ -53,7 +52,9 @@ const (
 	Scroll Kind = "scroll"
 	Key    Kind = "key"
 	Wait   Kind = "wait"
-	Done   Kind = "done"
+	// Done is a script's last step (Scripted): the model ends its turn
+	// with the summary as its answer. It is not a tool.
+	Done Kind = "done"
 )
 
 // Action is one step the model asks for. Only the fields of its Kind are
@@ -141,38 +142,6 @@ type Screenshot struct {
 	Width, Height int
 }
 
-// Turn is one step of the history the model is shown: the action it chose
-// and what rein observed (the screen did not change, the action was refused,
-// a request was blocked, …).
-type Turn struct {
-	Action      Action `json:"action"`
-	Observation string `json:"observation"`
-}
-
-// Request is what the model is given for one decision. System is rein's
-// instructions; Task is the user's task; Screen and History are
-// observations, and the model must treat everything in them as data.
-type Request struct {
-	System  string
-	Task    string
-	Screen  Screenshot
-	History []Turn
-}
-
-// Response is the model's decision: exactly one action (Kind Done to end),
-// an optional short reason, and what the call cost.
-type Response struct {
-	Action Action
-	Reason string
-	Usage  model.Usage
-}
-
-// Model is a vision model that picks the next action. Implementations must
-// honour ctx.
-type Model interface {
-	Decide(ctx context.Context, req *Request) (*Response, error)
-}
-
 // Element is what the environment found at the target of an action: the
 // element under the click point (the nearest clickable ancestor of the hit
 // element), or the focused element for type and key. Texts hold every text
@@ -195,6 +164,8 @@ type Element struct {
 	// Opaque is true when the target cannot be inspected (a frame from
 	// another origin): rein then treats the action as irreversible.
 	Opaque bool `json:"opaque,omitempty"`
+	// Href is the absolute URL of the link the element is in, if any.
+	Href string `json:"href,omitempty"`
 }
 
 // Label is a short description of the element for people and the log.
@@ -231,6 +202,15 @@ type BlockedRequest struct {
 	Navigation bool `json:"navigation"`
 }
 
+// Allower is implemented by an Env with a network allowlist
+// (computer/browser): the screen gate refuses a click on a link to an
+// http(s) URL it would block, before the click. The Env still blocks every
+// request itself; this makes a link off the allowlist a refusal the model
+// is told about, not a page that fails to load.
+type Allower interface {
+	AllowsURL(raw string) bool
+}
+
 // Env is the screen the agent works on.
 type Env interface {
 	// Screenshot takes a picture of the screen as it is now.
@@ -242,22 +222,6 @@ type Env interface {
 	// Blocked returns, and forgets, the requests blocked since the last call.
 	Blocked() []BlockedRequest
 }
-
-// AuditLog receives every record of a run; *audit.Writer implements it. An
-// error stops the run: rein does not act unrecorded.
-type AuditLog interface {
-	Write(r audit.Record) error
-}
-
-// StopDenied is the stop of a run in which a human said no to an
-// irreversible action: the task ends there, the refused action recorded.
-const StopDenied agent.StopReason = "denied"
-
-// Defaults for the zero fields of Config.Limits.
-const (
-	DefaultMaxSteps = 30
-	DefaultMaxWall  = 300 * time.Second
-)
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)

@@ -6,13 +6,13 @@ import (
 	"github.com/reinhq/rein/gate"
 )
 
-// Gate names of the computer loop's verdicts in the audit log.
-const (
-	GateValidation   = gate.NameValidation
-	GateIrreversible = "irreversible"
-	GatePassword     = "password"
-	GateNetwork      = "network"
-)
+// GateNetwork is the gate of the verdict records of requests the
+// environment blocked (off the allowlist).
+const GateNetwork = "network"
+
+// Declined is what the model is told when a human says no to an
+// irreversible action: the task ends there.
+const Declined = "The user declined this action. Do not try it or a way around it; end the task now and say what was not done."
 
 // Policy is what rein allows on screen. It is set by whoever starts the
 // session; nothing on the page can change it.
@@ -29,8 +29,9 @@ type Policy struct {
 
 // Judge decides one action on the element it would act on: Allow, Ask (an
 // irreversible action: a human must say yes) or Deny (a password field).
+// The verdicts are the screen gate's.
 func (p Policy) Judge(a Action, el Element) gate.Verdict {
-	allow := gate.Verdict{Decision: gate.Allow, Gate: GateIrreversible, Reason: "reversible: " + a.String() + " on " + el.Label()}
+	allow := gate.Verdict{Decision: gate.Allow, Gate: GateScreen, Reason: "reversible: " + a.String() + " on " + el.Label()}
 	if p.Off {
 		allow.Reason = "guards off"
 		return allow
@@ -71,16 +72,16 @@ func (p Policy) Judge(a Action, el Element) gate.Verdict {
 		}
 	case Type:
 		if el.InputType == "password" && !p.AllowPasswords {
-			return gate.Verdict{Decision: gate.Deny, Gate: GatePassword,
+			return gate.Verdict{Decision: gate.Deny, Gate: GateScreen,
 				Reason: "typing into a password field is not allowed in this session",
-				Hint:   "Typing into password fields is not allowed here. Do not try to sign in; finish with done() and say what you could not do."}
+				Hint:   "Typing into password fields is not allowed here. Do not try to sign in; end the task and say what you could not do."}
 		}
 	}
 	return allow
 }
 
 func ask(a Action, el Element, why string) gate.Verdict {
-	return gate.Verdict{Decision: gate.Ask, Gate: GateIrreversible,
-		Reason: fmt.Sprintf("irreversible: %s on %s: %s", a.String(), el.Label(), why),
-		Hint:   "That action cannot be undone and a human said no. The task stops here."}
+	return gate.Verdict{Decision: gate.Ask, Gate: GateScreen,
+		Reason:   fmt.Sprintf("irreversible: %s on %s: %s", a.String(), el.Label(), why),
+		Declined: Declined}
 }

@@ -12,14 +12,14 @@ import (
 	"image/draw"
 	"image/png"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/reinhq/rein/internal/jsonx"
 	"github.com/reinhq/rein/model"
 )
 
 // Script is a scripted vision model's script: the actions it takes, in
-// order, whatever the screen shows. The format is in docs/computer-use.md.
+// order, whatever the screen shows, and the answer it ends with. The
+// format is in docs/computer-use.md.
 type Script struct {
 	Steps []ScriptStep `json:"steps"`
 }
@@ -61,11 +61,14 @@ func (st ScriptStep) action() Action {
 	return Action{Kind: st.Action, X: st.X, Y: st.Y, Text: st.Text, DY: st.DY, Name: st.Name, Summary: st.Summary}
 }
 
-// Scripted is a Model that plays a Script: step i answers decision i. After
-// the last step it answers done("the script ended"). Usage, when a step
-// gives none, is an estimate: the request's text at four characters a
-// token plus the screenshot at width×height/750 tokens (Anthropic's rule
-// for images), and the action's JSON for output.
+// Scripted is a model.Model that plays a Script: call i answers with step
+// i, a call of the step's action tool (with its why as text before it),
+// or, for a done step, the summary as the answer and no call. After the
+// last step it answers "the script ended". Usage, when a step gives none,
+// is an estimate: the request's text at four characters a token plus the
+// latest image at width×height/750 tokens (Anthropic's rule; only the
+// latest screenshot is sent, see computer/anthropic), and the answer's
+// text and arguments for output.
 type Scripted struct {
 	mu     sync.Mutex
 	script *Script
@@ -75,10 +78,10 @@ type Scripted struct {
 // NewScripted returns a model that plays s.
 func NewScripted(s *Script) *Scripted { return &Scripted{script: s} }
 
-var _ Model = (*Scripted)(nil)
+var _ model.Model = (*Scripted)(nil)
 
-// Decide returns the script's next action.
-func (m *Scripted) Decide(ctx context.Context, req *Request) (*Response, error) {
+// Generate returns the script's next step.
+func (m *Scripted) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, context.Cause(ctx)
 	}
@@ -90,24 +93,49 @@ func (m *Scripted) Decide(ctx context.Context, req *Request) (*Response, error) 
 	if i < len(m.script.Steps) {
 		st = m.script.Steps[i]
 	}
-	resp := &Response{Action: st.action(), Reason: st.Why}
+	resp := &model.Response{}
+	if st.Action == Done {
+		resp.Blocks = []model.Block{model.TextBlock(st.Summary)}
+		resp.StopReason = model.StopEndTurn
+	} else {
+		if st.Why != "" {
+			resp.Blocks = append(resp.Blocks, model.TextBlock(st.Why))
+		}
+		a := st.action()
+		resp.Blocks = append(resp.Blocks, model.CallBlock(model.ToolCall{ID: fmt.Sprintf("call_%d", i+1), Name: string(a.Kind), Args: a.Args()}))
+		resp.StopReason = model.StopToolUse
+	}
 	if st.Usage != nil {
 		resp.Usage = *st.Usage
 	} else {
-		resp.Usage = EstimateUsage(req, resp.Action)
+		resp.Usage = EstimateUsage(req, resp.Blocks)
 	}
 	return resp, nil
 }
 
-// EstimateUsage estimates the tokens of one decision.
-func EstimateUsage(req *Request, a Action) model.Usage {
-	n := utf8.RuneCountInString(req.System) + utf8.RuneCountInString(req.Task)
-	for _, t := range req.History {
-		n += utf8.RuneCount(mustJSON(t))
+// EstimateUsage estimates the tokens of one call: the request's text (and
+// tool definitions) and its latest image in, the answer's blocks out.
+func EstimateUsage(req *model.Request, answer []model.Block) model.Usage {
+	in := model.EstimateTokens(req)
+	var latest *model.Image
+	for _, m := range req.Messages {
+		for _, b := range m.Blocks {
+			switch {
+			case b.Kind == model.KindImage && b.Image != nil:
+				in -= model.ImageTokens(*b.Image)
+				latest = b.Image
+			case b.Kind == model.KindToolResult && b.Result != nil:
+				for j := range b.Result.Images {
+					in -= model.ImageTokens(b.Result.Images[j])
+					latest = &b.Result.Images[j]
+				}
+			}
+		}
 	}
-	in := int64((n+model.CharsPerToken-1)/model.CharsPerToken) + int64(req.Screen.Width*req.Screen.Height/750)
-	out := int64((len(mustJSON(a)) + model.CharsPerToken - 1) / model.CharsPerToken)
-	return model.Usage{Input: in, Output: out}
+	if latest != nil {
+		in += model.ImageTokens(*latest)
+	}
+	return model.Usage{Input: in, Output: model.EstimateOutputTokens(answer)}
 }
 
 // PixelHash is the SHA-256 of a PNG's pixels (as 8-bit RGBA) and size: two

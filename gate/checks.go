@@ -60,9 +60,11 @@ func (Existence) Check(ctx context.Context, c *Call) Verdict {
 
 // Limit caps how many side-effecting calls of each tool may run in one
 // session. A call counts once its tool actually ran (Pipeline.Ran), whatever
-// the tool returned; refused calls do not count. Irreversible tools without a
-// cap of their own get DefaultIrreversible; reversible tools are uncapped
-// unless configured; read-only tools are never capped.
+// the tool returned; refused calls do not count. The class is the call's
+// (Call.Effect: a click on a Pay button is irreversible, one on a link is
+// not). Irreversible calls of a tool without a cap of its own are capped at
+// DefaultIrreversible; reversible calls are uncapped unless configured;
+// read-only calls are never capped.
 type Limit struct {
 	caps         map[string]int
 	irreversible int
@@ -94,11 +96,11 @@ func NewLimit(caps map[string]int) *Limit {
 // Name returns "limit".
 func (*Limit) Name() string { return NameLimit }
 
-func (l *Limit) cap(c *Call) (int, bool) {
+func (l *Limit) cap(ctx context.Context, c *Call) (int, bool) {
 	if c.Tool == nil {
 		return 0, false
 	}
-	switch c.Tool.Spec().Effect {
+	switch c.Effect(ctx) {
 	case tool.ReadOnly:
 		return 0, false
 	case tool.Irreversible:
@@ -112,8 +114,8 @@ func (l *Limit) cap(c *Call) (int, bool) {
 }
 
 // Check denies a call whose tool has used up its cap.
-func (l *Limit) Check(_ context.Context, c *Call) Verdict {
-	n, capped := l.cap(c)
+func (l *Limit) Check(ctx context.Context, c *Call) Verdict {
+	n, capped := l.cap(ctx, c)
 	if !capped {
 		return Verdict{Decision: Allow, Gate: NameLimit}
 	}
@@ -128,9 +130,9 @@ func (l *Limit) Check(_ context.Context, c *Call) Verdict {
 	return Verdict{Decision: Allow, Gate: NameLimit}
 }
 
-// Ran counts a call that ran.
+// Ran counts a call that ran, by the class Check saw (Call.Effect keeps it).
 func (l *Limit) Ran(c *Call) {
-	if _, capped := l.cap(c); !capped {
+	if _, capped := l.cap(context.Background(), c); !capped {
 		return
 	}
 	l.mu.Lock()

@@ -75,6 +75,11 @@ type Verdict struct {
 	// refused, why in general terms, and what to do next. It never reveals
 	// the policy's internals. Empty means Reason is safe to show.
 	Hint string `json:"-"`
+	// Declined, on an Ask, is what the model is told when the human says
+	// no (or no answer comes); empty means the pipeline's general words
+	// (carry on without the call). A gate sets it when a no means more,
+	// as on screen, where a refused payment ends the task.
+	Declined string `json:"-"`
 }
 
 // ForModel returns the text the model sees for a refused call.
@@ -114,6 +119,23 @@ type Call struct {
 	decodeDone bool  // decode ran (once, on first use)
 	decoded    any   // Args decoded into the tool's typed value, when it has one
 	decodeErr  error // why Args are not acceptable to the tool
+
+	effect    tool.Effect // the call's effect class, once decided
+	effectSet bool
+}
+
+// Effect returns the call's effect class (tool.EffectOf), decided on first
+// use and kept: every gate, the loop's intent record and the per-run count
+// after the call ran see the same class, although the screen or the world
+// may have changed since. A call without a tool is Irreversible.
+func (c *Call) Effect(ctx context.Context) tool.Effect {
+	if !c.effectSet {
+		c.effect, c.effectSet = tool.Irreversible, true
+		if c.Tool != nil {
+			c.effect = tool.EffectOf(ctx, c.Tool, c.Args)
+		}
+	}
+	return c.effect
 }
 
 // Decoded returns the arguments checked and decoded, once per call, into
@@ -363,15 +385,19 @@ func (p *Pipeline) Decide(ctx context.Context, c *Call) Verdict {
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
+	hint := v.Declined
+	if hint == "" {
+		hint = notApproved(c.Name)
+	}
 	switch {
 	case err != nil:
 		return Verdict{Decision: Deny, Gate: NameApproval,
 			Reason: fmt.Sprintf("%s (asked by %s): approval failed, which counts as no: %v", v.Reason, v.Gate, err),
-			Hint:   notApproved(c.Name)}
+			Hint:   hint}
 	case !ok:
 		return Verdict{Decision: Deny, Gate: NameApproval,
 			Reason: fmt.Sprintf("%s (asked by %s): the approver said no", v.Reason, v.Gate),
-			Hint:   notApproved(c.Name)}
+			Hint:   hint}
 	}
 	return Verdict{Decision: Allow, Gate: NameApproval, Reason: fmt.Sprintf("%s (asked by %s): the approver said yes", v.Reason, v.Gate)}
 }
@@ -463,9 +489,10 @@ func (Validation) Check(_ context.Context, c *Call) Verdict {
 	return Verdict{Decision: Allow, Gate: NameValidation}
 }
 
-// Confirm asks for a human's yes before any tool classed irreversible runs,
-// and before calls their tool marks as needing one, whatever else allows
-// them and in every permission mode.
+// Confirm asks for a human's yes before any call classed irreversible runs
+// (by its tool, or for these arguments: tool.Effector), and before calls
+// their tool marks as needing one, whatever else allows them and in every
+// permission mode.
 type Confirm struct{}
 
 var _ Gate = Confirm{}
@@ -479,9 +506,12 @@ func (Confirm) Check(ctx context.Context, c *Call) Verdict {
 	if c.Tool == nil {
 		return Verdict{Decision: Allow, Gate: NameConfirm}
 	}
-	if c.Tool.Spec().Effect == tool.Irreversible {
-		return Verdict{Decision: Ask, Gate: NameConfirm,
-			Reason: fmt.Sprintf("%s is classed irreversible: a human must say yes", c.Name)}
+	if c.Effect(ctx) == tool.Irreversible {
+		why := fmt.Sprintf("%s is classed irreversible: a human must say yes", c.Name)
+		if c.Tool.Spec().Effect != tool.Irreversible {
+			why = fmt.Sprintf("this %s call is classed irreversible: a human must say yes", c.Name)
+		}
+		return Verdict{Decision: Ask, Gate: NameConfirm, Reason: why}
 	}
 	if cf, ok := c.Tool.(tool.Confirmer); ok {
 		if why := cf.Confirm(ctx, c.Args); why != "" {

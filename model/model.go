@@ -6,7 +6,10 @@
 // translate these types to and from their wire formats; the loop never sees a
 // provider's own types. A Block of kind KindOpaque carries provider data that
 // rein does not interpret and must hand back unchanged on the next call
-// (Anthropic's thinking blocks and their signatures, for instance).
+// (Anthropic's thinking blocks and their signatures, for instance). A
+// Block of kind KindImage, or the Images of a ToolResult, carry pictures (a
+// computer-use screenshot); providers send them as their wire format allows
+// (see docs/providers.md).
 //
 // This package does not call any model itself; see model/scripted for the
 // offline scripted model.
@@ -44,6 +47,7 @@ const (
 	KindToolCall   Kind = "tool_call"
 	KindToolResult Kind = "tool_result"
 	KindOpaque     Kind = "opaque"
+	KindImage      Kind = "image"
 )
 
 // Block is one piece of a message. Exactly the field matching Kind is set.
@@ -53,6 +57,14 @@ type Block struct {
 	Call   *ToolCall   `json:"call,omitempty"`
 	Result *ToolResult `json:"result,omitempty"`
 	Opaque *Opaque     `json:"opaque,omitempty"`
+	Image  *Image      `json:"image,omitempty"`
+}
+
+// Image is a picture in the conversation: its media type (image/png,
+// image/jpeg, image/gif or image/webp) and its encoded bytes.
+type Image struct {
+	MediaType string `json:"media_type"`
+	Data      []byte `json:"data"`
 }
 
 // ToolCall is the model asking for a tool. Args is the JSON the model wrote,
@@ -67,18 +79,20 @@ type ToolCall struct {
 // failures and refusals, so the model can tell them from output. Refused
 // marks a result that is rein's own words, not the tool's: the call did not
 // run (a gate refused it, or its files could not be saved). Such a result
-// is neither data from a source nor wrapped as one.
+// is neither data from a source nor wrapped as one. Images, when set, go
+// with the text (the screenshot after a computer action).
 //
 // Source says where Content came from, as the tool that produced it said:
 // intake wraps a result by it (a web page as an external document), never
 // by the tool's name or the content's words.
 type ToolResult struct {
-	CallID  string `json:"call_id"`
-	Name    string `json:"name"`
-	Content string `json:"content"`
-	IsError bool   `json:"is_error,omitempty"`
-	Refused bool   `json:"refused,omitempty"`
-	Source  Source `json:"source,omitzero"`
+	CallID  string  `json:"call_id"`
+	Name    string  `json:"name"`
+	Content string  `json:"content"`
+	Images  []Image `json:"images,omitempty"`
+	IsError bool    `json:"is_error,omitempty"`
+	Refused bool    `json:"refused,omitempty"`
+	Source  Source  `json:"source,omitzero"`
 }
 
 // Source is where a tool result's content came from: its kind and, for
@@ -227,6 +241,9 @@ func TextBlock(s string) Block { return Block{Kind: KindText, Text: s} }
 
 // CallBlock returns a tool-call block.
 func CallBlock(c ToolCall) Block { return Block{Kind: KindToolCall, Call: &c} }
+
+// ImageBlock returns an image block.
+func ImageBlock(img Image) Block { return Block{Kind: KindImage, Image: &img} }
 
 // ResultBlock returns a tool-result block.
 func ResultBlock(r ToolResult) Block { return Block{Kind: KindToolResult, Result: &r} }

@@ -1,7 +1,11 @@
 package model_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"image"
+	"image/png"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -215,7 +219,7 @@ func TestSourceRoundTrip(t *testing.T) {
 			t.Errorf("marshal %+v = %s, %v; want %s", c.res, b, err, c.json)
 		}
 		var back model.ToolResult
-		if err := json.Unmarshal(b, &back); err != nil || back != c.res {
+		if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, c.res) {
 			t.Errorf("unmarshal %s = %+v, %v", b, back, err)
 		}
 	}
@@ -227,5 +231,28 @@ func TestSourceRoundTrip(t *testing.T) {
 	}
 	if _, err := model.SourceKind(9).MarshalText(); err == nil {
 		t.Error("an unknown source kind was written")
+	}
+}
+
+// An image counts width×height/750 tokens, in a block or a tool result;
+// one whose size cannot be read counts as a megapixel.
+func TestEstimateImages(t *testing.T) {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 1500, 500))); err != nil {
+		t.Fatal(err)
+	}
+	img := model.Image{MediaType: "image/png", Data: buf.Bytes()}
+	if got := model.ImageTokens(img); got != 1000 {
+		t.Errorf("ImageTokens = %d, want 1000", got)
+	}
+	if got := model.ImageTokens(model.Image{MediaType: "image/png", Data: []byte("junk")}); got != 1333 {
+		t.Errorf("ImageTokens(junk) = %d, want 1333", got)
+	}
+	req := &model.Request{Messages: []model.Message{{Role: model.RoleUser, Blocks: []model.Block{
+		model.ImageBlock(img),
+		model.ResultBlock(model.ToolResult{CallID: "c", Images: []model.Image{img}}),
+	}}}}
+	if got := model.EstimateTokens(req); got != 2000 {
+		t.Errorf("EstimateTokens = %d, want 2000", got)
 	}
 }

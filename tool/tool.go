@@ -199,6 +199,39 @@ type Confirmer interface {
 	Confirm(ctx context.Context, args json.RawMessage) string
 }
 
+// Effector is implemented by tools whose effect depends on the call, not
+// only on the tool: a click is irreversible when the element under the
+// pointer is a Pay button. EffectOf classes one call; it must not change
+// anything. Spec().Effect stays the class of the tool as a whole (what
+// code that sees no arguments reads). Use the function EffectOf, which
+// falls back to Spec().Effect and fails closed.
+type Effector interface {
+	EffectOf(ctx context.Context, args json.RawMessage) (Effect, error)
+}
+
+// EffectOf returns the effect of one call of t: what its Effector says, or
+// Spec().Effect for a tool without one. An Effector that fails (the
+// element under the pointer cannot be inspected) makes the call
+// Irreversible: what rein cannot judge is treated as the worst.
+func EffectOf(ctx context.Context, t Tool, args json.RawMessage) Effect {
+	e, ok := t.(Effector)
+	if !ok {
+		return t.Spec().Effect
+	}
+	eff, err := e.EffectOf(ctx, args)
+	if err != nil {
+		return Irreversible
+	}
+	return eff
+}
+
+// Imager is implemented by tools whose result carries images beside its
+// text (a computer action returns the screenshot taken after it). The
+// loop calls RunImages in place of Run; the same rules as Run apply.
+type Imager interface {
+	RunImages(ctx context.Context, args json.RawMessage) (string, []model.Image, error)
+}
+
 // CheckedExister is an Exister that can skip re-validating arguments a
 // Validator has already accepted in the same pipeline (the existence gate
 // runs after the validation gate). Unchecked arguments must go to Exists.

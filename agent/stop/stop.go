@@ -25,20 +25,20 @@ const (
 	Timeout  Reason = "timeout"   // the wall-time cap passed
 	Aborted  Reason = "aborted"   // the caller's context was cancelled
 	Error    Reason = "error"     // the model failed, or the audit log could not be written
-
-	// Denied ends a computer-use run in which a human said no to an
-	// irreversible action (computer.StopDenied). The agent loop never
-	// stops for it; it is known here so that those runs' logs read back.
-	Denied Reason = "denied"
 )
 
+// legacyDenied is the stop of a computer-use run, before computer use ran
+// in the one loop, in which a human said no to an irreversible action.
+// Nothing writes it any more; it reads back so that those logs verify.
+const legacyDenied Reason = "denied"
+
 // Reasons are all the reasons, in the order above.
-func Reasons() []Reason { return []Reason{Done, MaxSteps, Budget, Timeout, Aborted, Error, Denied} }
+func Reasons() []Reason { return []Reason{Done, MaxSteps, Budget, Timeout, Aborted, Error} }
 
 // Valid reports whether r is one of the reasons.
 func (r Reason) Valid() bool {
 	switch r {
-	case Done, MaxSteps, Budget, Timeout, Aborted, Error, Denied:
+	case Done, MaxSteps, Budget, Timeout, Aborted, Error:
 		return true
 	}
 	return false
@@ -53,11 +53,12 @@ func (r Reason) MarshalText() ([]byte, error) {
 	return []byte(r), nil
 }
 
-// UnmarshalText reads a reason's name; "" is the zero Reason. Any other
-// text is refused.
+// UnmarshalText reads a reason's name; "" is the zero Reason. It also reads
+// "denied", which computer-use logs written before the one loop hold (never
+// written now: MarshalText refuses it). Any other text is refused.
 func (r *Reason) UnmarshalText(b []byte) error {
 	v := Reason(b)
-	if v != "" && !v.Valid() {
+	if v != "" && !v.Valid() && v != legacyDenied {
 		return fmt.Errorf("stop reason %q: %w", b, ErrUnknown)
 	}
 	*r = v
@@ -65,4 +66,4 @@ func (r *Reason) UnmarshalText(b []byte) error {
 }
 
 // ErrUnknown is wrapped by the error for a text that names no reason.
-var ErrUnknown = errors.New("not a stop reason (want done, max_steps, budget, timeout, aborted, error or denied)")
+var ErrUnknown = errors.New("not a stop reason (want done, max_steps, budget, timeout, aborted, or error)")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/computer"
 	"github.com/reinhq/rein/computer/evalsuite"
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/internal/termsafe"
@@ -77,11 +78,14 @@ func (c *demoCmd) runComputerDemo(ctx context.Context, e env, dir string, durabi
 		}{sc.Name, id, w.Path(), string(res.Stop), res, rep.End, rep.Outcome, res.Refusals})
 		fmt.Fprintln(e.stdout, termsafe.Text(string(out)))
 	} else {
-		for i, h := range res.History {
+		for i, h := range computer.Turns(res.Messages) {
 			fmt.Fprintf(e.stdout, "  %2d %-28s %s\n", i+1, termsafe.Line(h.Action.String()), termsafe.Line(h.Observation))
 		}
-		if res.Denied != nil {
-			fmt.Fprintf(e.stdout, "  -- a human said no to %s: the task stops\n", termsafe.Line(res.Denied.String()))
+		if res.Declined() {
+			fmt.Fprintf(e.stdout, "  -- a human said no: the task stops there\n")
+		}
+		if res.Answer != "" {
+			fmt.Fprintf(e.stdout, "  answer: %s\n", termsafe.Line(res.Answer))
 		}
 		fmt.Fprintf(e.stdout, "  stop: %s; %d step(s), %d action(s), %d approval(s), %d no-effect, %d recovered, %d request(s) blocked\n",
 			termsafe.Line(string(res.Stop)), res.Steps, res.Actions, res.Approvals, res.NoEffect, res.Recoveries, len(res.Blocked))
@@ -89,9 +93,10 @@ func (c *demoCmd) runComputerDemo(ctx context.Context, e env, dir string, durabi
 			rep.End.Orders, rep.End.Deleted, len(rep.End.Sent), rep.End.Tracker)
 		fmt.Fprintf(e.stdout, "  check: success %v, harm %v; audit log %s\n", rep.Verdict.Success, rep.Verdict.Harm, termsafe.Line(w.Path()))
 	}
-	if res.Stop != sc.WantStop || !rep.Verdict.Success || rep.Verdict.Harm {
-		fmt.Fprintf(e.stderr, "rein: demo %s did not behave as designed: stop %s (want %s), success %v, harm %v\n",
-			termsafe.Line(sc.Name), termsafe.Line(string(res.Stop)), termsafe.Line(string(sc.WantStop)), rep.Verdict.Success, rep.Verdict.Harm)
+	if res.Stop != sc.WantStop || res.Declined() != sc.WantDeclined || !rep.Verdict.Success || rep.Verdict.Harm {
+		fmt.Fprintf(e.stderr, "rein: demo %s did not behave as designed: stop %s (want %s), declined %v (want %v), success %v, harm %v\n",
+			termsafe.Line(sc.Name), termsafe.Line(string(res.Stop)), termsafe.Line(string(sc.WantStop)),
+			res.Declined(), sc.WantDeclined, rep.Verdict.Success, rep.Verdict.Harm)
 		return exitCode(exitError)
 	}
 	return nil

@@ -1,9 +1,11 @@
 // Package anthropic is the computer-use model over Anthropic's computer-use
-// tool (the computer_20250124 beta): a computer.Model that sends the task,
-// the actions so far and the current screenshot through a
-// model/anthropic.Model, and maps the tool_use it answers with back to one
-// computer.Action. It sits above both the computer loop and the provider,
-// so that the provider imports only package model.
+// tool (the computer_20250124 beta): a model.Model for computer.Session
+// that maps the agent loop's conversation — the task with the first
+// screenshot, the calls of rein's action tools (click, type, scroll, key,
+// wait) and their results with screenshots — to the beta computer tool
+// through a model/anthropic.Model, and maps the tool_use it answers with
+// back to calls of rein's action tools. It sits above both package computer
+// and the provider, so that the provider imports only package model.
 package anthropic
 
 import (
@@ -40,31 +42,43 @@ const (
 	MaxScreenHeight = 800
 )
 
-// Computer is a computer.Model backed by Anthropic's computer-use tool. The
-// conversation is rebuilt on every call from the computer loop's request:
-// the task, each earlier action as a tool_use of the computer tool with
-// rein's observation as its result, and the current screenshot (scaled)
-// in the last result. Only the current screenshot is sent; earlier ones
-// are described by the observations.
+// Computer is a model.Model backed by Anthropic's computer-use tool. Each
+// call sends the whole conversation: every action call as a tool_use of
+// the computer tool (coordinates scaled to the image the model saw), every
+// result as a tool_result with rein's observation. Only the latest
+// screenshot is sent as an image (scaled to fit MaxScreenWidth×
+// MaxScreenHeight); earlier ones are described by their observations.
 type Computer struct {
 	m *provider.Model
 }
 
-var _ computer.Model = (*Computer)(nil)
+var _ model.Model = (*Computer)(nil)
 
 // New returns the computer-use model over m's client and model name.
 func New(m *provider.Model) *Computer { return &Computer{m: m} }
 
-// Decide asks the model for the next action.
-func (c *Computer) Decide(ctx context.Context, req *computer.Request) (*computer.Response, error) {
+// Name names the model in the audit log.
+func (c *Computer) Name() string { return c.m.Name() + " (computer use)" }
+
+// Generate asks the model for the next action, or its answer.
+func (c *Computer) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if req == nil {
 		return nil, fmt.Errorf("%w: no request", provider.ErrBadRequest)
 	}
-	shot, w, h, err := scaleScreenshot(req.Screen)
+	last := latestImage(req.Messages)
+	if last == nil {
+		return nil, fmt.Errorf("%w: no screenshot in the conversation", provider.ErrBadRequest)
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(last.Data))
+	if err != nil {
+		return nil, fmt.Errorf("%w: the latest screenshot: %v", provider.ErrBadRequest, err)
+	}
+	screen := computer.Screenshot{PNG: last.Data, Width: cfg.Width, Height: cfg.Height}
+	shot, w, h, err := scaleScreenshot(screen)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
 	}
-	fields, err := fields(req, shot, w, h)
+	fields, err := fields(req, last, shot, screen.Width, screen.Height, w, h)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +86,26 @@ func (c *Computer) Decide(ctx context.Context, req *computer.Request) (*computer
 	if err != nil {
 		return nil, err
 	}
-	return mapComputerResponse(msg, req.Screen.Width, req.Screen.Height, w, h)
+	return mapComputerResponse(msg, screen.Width, screen.Height, w, h)
+}
+
+// latestImage returns the last image of the conversation, in an image
+// block or a tool result.
+func latestImage(msgs []model.Message) *model.Image {
+	var last *model.Image
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			switch {
+			case b.Kind == model.KindImage && b.Image != nil:
+				last = b.Image
+			case b.Kind == model.KindToolResult && b.Result != nil:
+				for i := range b.Result.Images {
+					last = &b.Result.Images[i]
+				}
+			}
+		}
+	}
+	return last
 }
 
 type cuBlock struct {
@@ -98,28 +131,55 @@ type cuMessage struct {
 	Content []cuBlock `json:"content"`
 }
 
+// olderShot replaces a screenshot that is not the latest.
+const olderShot = "[an earlier screenshot, not sent again]"
+
 // fields are the request's fields but the model and max_tokens, which the
-// provider sets.
-func fields(req *computer.Request, shot []byte, w, h int) (map[string]any, error) {
+// provider sets. last is the latest screenshot, sent as shot (w×h); the
+// screen is sw×sh.
+func fields(req *model.Request, last *model.Image, shot []byte, sw, sh, w, h int) (map[string]any, error) {
 	img := cuBlock{Type: "image", Source: &cuImage{Type: "base64", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(shot)}}
-	msgs := []cuMessage{{Role: "user", Content: []cuBlock{{Type: "text", Text: req.Task}}}}
-	sx, sy := float64(w)/float64(max(1, req.Screen.Width)), float64(h)/float64(max(1, req.Screen.Height))
-	for i, t := range req.History {
-		id := fmt.Sprintf("toolu_rein_%d", i+1)
-		input, err := json.Marshal(toWire(t.Action, sx, sy))
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
+	picture := func(im *model.Image) cuBlock {
+		if im == last {
+			return img
 		}
-		msgs = append(msgs, cuMessage{Role: "assistant", Content: []cuBlock{{Type: "tool_use", ID: id, Name: computerToolName, Input: input}}})
-		res := cuBlock{Type: "tool_result", ToolUseID: id, Content: []cuBlock{{Type: "text", Text: t.Observation}},
-			IsError: strings.HasPrefix(t.Observation, "refused") || strings.HasPrefix(t.Observation, "the action failed")}
-		msgs = append(msgs, cuMessage{Role: "user", Content: []cuBlock{res}})
+		return cuBlock{Type: "text", Text: olderShot}
 	}
-	last := &msgs[len(msgs)-1]
-	if len(req.History) == 0 {
-		last.Content = append(last.Content, img)
-	} else {
-		last.Content[len(last.Content)-1].Content = append(last.Content[len(last.Content)-1].Content, img)
+	sx, sy := float64(w)/float64(max(1, sw)), float64(h)/float64(max(1, sh))
+	var msgs []cuMessage
+	for mi, m := range req.Messages {
+		var content []cuBlock
+		for _, b := range m.Blocks {
+			switch {
+			case b.Kind == model.KindText && b.Text != "":
+				content = append(content, cuBlock{Type: "text", Text: b.Text})
+			case b.Kind == model.KindImage && b.Image != nil:
+				content = append(content, picture(b.Image))
+			case b.Kind == model.KindToolCall && b.Call != nil:
+				a, err := computer.ActionOf(b.Call.Name, b.Call.Args)
+				if err != nil {
+					return nil, fmt.Errorf("%w: message %d: %v", provider.ErrBadRequest, mi, err)
+				}
+				input, err := json.Marshal(toWire(a, sx, sy))
+				if err != nil {
+					return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
+				}
+				content = append(content, cuBlock{Type: "tool_use", ID: b.Call.ID, Name: computerToolName, Input: input})
+			case b.Kind == model.KindToolResult && b.Result != nil:
+				res := cuBlock{Type: "tool_result", ToolUseID: b.Result.CallID, IsError: b.Result.IsError}
+				if b.Result.Content != "" {
+					res.Content = append(res.Content, cuBlock{Type: "text", Text: b.Result.Content})
+				}
+				for i := range b.Result.Images {
+					res.Content = append(res.Content, picture(&b.Result.Images[i]))
+				}
+				content = append(content, res)
+			}
+		}
+		if len(content) == 0 {
+			continue // the API refuses empty messages
+		}
+		msgs = append(msgs, cuMessage{Role: string(m.Role), Content: content})
 	}
 	return map[string]any{
 		"system":   req.System,
@@ -179,22 +239,26 @@ func toWire(a computer.Action, sx, sy float64) wireAction {
 	return wireAction{Action: "wait", Duration: 1}
 }
 
-// mapComputerResponse turns the model's tool_use of the computer tool into
-// one action, its coordinates scaled from the w×h image it saw back to the
-// screen's sw×sh. No tool_use means the model is done.
-func mapComputerResponse(msg *sdk.Message, sw, sh, w, h int) (*computer.Response, error) {
+// mapComputerResponse turns the model's tool_use blocks of the computer
+// tool into calls of rein's action tools, their coordinates scaled from
+// the w×h image it saw back to the screen's sw×sh. An action rein does not
+// offer (double_click, drag, ...) becomes a call of a tool of that name,
+// which the availability gate refuses, telling the model which tools exist.
+// No tool_use means the model is done: its text is the answer.
+func mapComputerResponse(msg *sdk.Message, sw, sh, w, h int) (*model.Response, error) {
 	if msg == nil {
 		return nil, fmt.Errorf("%w: no message", provider.ErrBadResponse)
 	}
-	resp := &computer.Response{Usage: model.Usage{
+	resp := &model.Response{StopReason: string(msg.StopReason), Usage: model.Usage{
 		Input: max(0, msg.Usage.InputTokens), Output: max(0, msg.Usage.OutputTokens),
 		CacheRead: max(0, msg.Usage.CacheReadInputTokens), CacheWrite: max(0, msg.Usage.CacheCreationInputTokens),
 	}}
-	var text strings.Builder
 	for _, b := range msg.Content {
 		switch b.Type {
 		case "text":
-			text.WriteString(b.Text)
+			if t := strings.TrimSpace(b.Text); t != "" {
+				resp.Blocks = append(resp.Blocks, model.TextBlock(t))
+			}
 		case "tool_use":
 			if b.Name != computerToolName {
 				return nil, fmt.Errorf("%w: the model called tool %q; only %q is offered", provider.ErrBadResponse, b.Name, computerToolName)
@@ -207,11 +271,10 @@ func mapComputerResponse(msg *sdk.Message, sw, sh, w, h int) (*computer.Response
 			if err != nil {
 				return nil, err
 			}
-			resp.Action, resp.Reason = a, strings.TrimSpace(text.String())
-			return resp, nil
+			resp.Blocks = append(resp.Blocks, model.CallBlock(model.ToolCall{ID: b.ID, Name: string(a.Kind), Args: a.Args()}))
 		}
 	}
-	resp.Action = computer.Action{Kind: computer.Done, Summary: strings.TrimSpace(text.String())}
+	model.UniqueCallIDs(resp.Blocks)
 	return resp, nil
 }
 
@@ -248,9 +311,9 @@ func fromWire(wa wireAction, sw, sh, w, h int) (computer.Action, error) {
 		// Nothing to do: the loop takes a new screenshot after every step.
 		return computer.Action{Kind: computer.Wait}, nil
 	}
-	// double_click, drag, right_click, ...: rein offers no such action. An
-	// unknown kind goes to the loop, whose validation refuses it and tells
-	// the model which actions exist.
+	// double_click, drag, right_click, ...: rein offers no such action. A
+	// call of that name goes to the loop, whose availability gate refuses
+	// it and tells the model to use the tools it was given.
 	return computer.Action{Kind: computer.Kind(wa.Action)}, nil
 }
 

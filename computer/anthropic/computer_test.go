@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/computer"
+	"github.com/reinhq/rein/model"
 	provider "github.com/reinhq/rein/model/anthropic"
 )
 
@@ -80,7 +81,7 @@ func TestComputerWire(t *testing.T) {
 			1280, 800, computer.Action{Kind: computer.Type, Text: "hello"}},
 		{"no tool use is done", 1280, 800, `{"type":"text","text":"All done."}`,
 			1280, 800, computer.Action{Kind: computer.Done, Summary: "All done."}},
-		{"an action rein does not offer reaches validation", 1280, 800,
+		{"an action rein does not offer reaches the availability gate", 1280, 800,
 			`{"type":"tool_use","id":"toolu_1","name":"computer","input":{"action":"triple_click","coordinate":[1,1]}}`,
 			1280, 800, computer.Action{Kind: "triple_click"}},
 	} {
@@ -102,15 +103,30 @@ func TestComputerWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := &computer.Request{System: computer.System, Task: "Buy the mug.",
-				Screen:  computer.Screenshot{PNG: pngOf(t, c.screenW, c.screenH), Width: c.screenW, Height: c.screenH},
-				History: []computer.Turn{{Action: computer.Action{Kind: computer.Click, X: 1280, Y: 800}, Observation: computer.NoEffect}}}
-			resp, err := New(m).Decide(t.Context(), req)
+			shot := func() model.Image { return model.Image{MediaType: "image/png", Data: pngOf(t, c.screenW, c.screenH)} }
+			req := &model.Request{System: computer.System, Messages: []model.Message{
+				{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock("Buy the mug."), model.ImageBlock(shot())}},
+				{Role: model.RoleAssistant, Blocks: []model.Block{model.CallBlock(model.ToolCall{ID: "toolu_0", Name: "click",
+					Args: computer.Action{Kind: computer.Click, X: 1280, Y: 800}.Args()})}},
+				{Role: model.RoleUser, Blocks: []model.Block{model.ResultBlock(model.ToolResult{CallID: "toolu_0", Name: "click",
+					Content: computer.NoEffect, Images: []model.Image{shot()}})}},
+			}}
+			resp, err := New(m).Generate(t.Context(), req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp.Action != c.want {
-				t.Errorf("action %+v, want %+v", resp.Action, c.want)
+			calls := resp.Calls()
+			switch {
+			case c.want.Kind == computer.Done:
+				if len(calls) != 0 || resp.Text() != c.want.Summary {
+					t.Errorf("answer %+v, want the text %q and no call", resp, c.want.Summary)
+				}
+			case len(calls) != 1 || calls[0].ID != "toolu_1" || calls[0].Name != string(c.want.Kind):
+				t.Errorf("calls %+v, want one %s", calls, c.want.Kind)
+			default:
+				if a, err := computer.ActionOf(calls[0].Name, calls[0].Args); err == nil && a != c.want {
+					t.Errorf("action %+v, want %+v", a, c.want)
+				}
 			}
 			if resp.Usage.Input != 1500 || resp.Usage.Output != 20 {
 				t.Errorf("usage %+v", resp.Usage)
@@ -124,8 +140,10 @@ func TestComputerWire(t *testing.T) {
 			if got.System != computer.System {
 				t.Error("the system instructions are not the system prompt")
 			}
-			// task, the earlier action, its result with the screenshot.
-			if len(got.Messages) != 3 || got.Messages[0].Content[0].Text != "Buy the mug." {
+			// task (its screenshot no longer the latest), the earlier
+			// action, its result with the screenshot.
+			if len(got.Messages) != 3 || got.Messages[0].Content[0].Text != "Buy the mug." ||
+				len(got.Messages[0].Content) != 2 || got.Messages[0].Content[1].Type != "text" {
 				t.Fatalf("messages %+v", got.Messages)
 			}
 			var prev struct{ Coordinate []int }
@@ -160,7 +178,8 @@ func TestComputerRejectsOtherTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = New(m).Decide(t.Context(), &computer.Request{Task: "x", Screen: computer.Screenshot{PNG: pngOf(t, 10, 10), Width: 10, Height: 10}})
+	_, err = New(m).Generate(t.Context(), &model.Request{Messages: []model.Message{{Role: model.RoleUser,
+		Blocks: []model.Block{model.TextBlock("x"), model.ImageBlock(model.Image{MediaType: "image/png", Data: pngOf(t, 10, 10)})}}}})
 	if err == nil {
 		t.Fatal("a call of a tool that was not offered was accepted")
 	}

@@ -486,6 +486,19 @@ var keyCodes = map[string]string{
 	"PageDown": kb.PageDown, "Home": kb.Home, "End": kb.End,
 }
 
+// AllowsURL reports whether the allowlist lets a page load of raw go out:
+// the screen gate asks it before a click on a link (computer.Allower).
+// With the allowlist off, everything is allowed.
+func (b *Browser) AllowsURL(raw string) bool {
+	if b.opts.Off {
+		return true
+	}
+	_, ok := b.opts.Allow.Allows(raw)
+	return ok
+}
+
+var _ computer.Allower = (*Browser)(nil)
+
 // Perform does one action and waits for the page to settle.
 func (b *Browser) Perform(ctx context.Context, a computer.Action) error {
 	err := b.call(ctx, func(tab context.Context) error {

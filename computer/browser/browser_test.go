@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/computer"
 	"github.com/reinhq/rein/computer/browser"
@@ -159,17 +160,20 @@ func TestAttacksThroughLoop(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				loop, err := computer.New(computer.Config{Model: computer.NewScripted(s), Env: b,
+				session, err := computer.New(computer.Config{Model: computer.NewScripted(s), Env: b,
 					Approver: approve.Deny{}, Policy: computer.Policy{Off: off}})
 				if err != nil {
 					t.Fatal(err)
 				}
-				res := loop.Run(t.Context(), "Read the page.")
+				res := session.Run(t.Context(), "Read the page.")
 				if got := c.harm(site); got != off {
 					t.Errorf("guards off=%v: harm %v (stop %s, %v)", off, got, res.Stop, res.Err)
 				}
-				if !off && res.Stop != computer.StopDenied {
-					t.Errorf("stop %s, want denied", res.Stop)
+				if res.Stop != agent.StopDone {
+					t.Errorf("stop %s (%v), want done", res.Stop, res.Err)
+				}
+				if !off && !res.Declined() {
+					t.Errorf("refusals %v, want the click declined", res.Refusals)
 				}
 			}
 		})
@@ -192,8 +196,18 @@ func TestAllowlistBlocksOtherHosts(t *testing.T) {
 			t.Errorf("blocked %+v", r)
 		}
 	}
+	// The link's URL is inspected, and the allowlist refuses it before the
+	// click (the screen gate's check); the page's own URL is allowed.
+	partner := computer.Action{Kind: computer.Click, X: 140, Y: 365}
+	el, err := b.Inspect(t.Context(), partner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el.Href != site.TrackerURL()+"/offers" || b.AllowsURL(el.Href) || !b.AllowsURL(site.URL()+"/shop") {
+		t.Errorf("link %q: allowed %v; the site allowed %v", el.Href, b.AllowsURL(el.Href), b.AllowsURL(site.URL()+"/shop"))
+	}
 	// A navigation off the allowlist, by a click on a link.
-	if err := b.Perform(t.Context(), computer.Action{Kind: computer.Click, X: 140, Y: 365}); err != nil {
+	if err := b.Perform(t.Context(), partner); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.Blocked(); len(got) != 1 || !got[0].Navigation {

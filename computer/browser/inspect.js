@@ -90,6 +90,8 @@
     if (hit !== act) r.texts.push(...texts(hit));
     if (act.tagName === 'LABEL' && act.control) r.texts.push(...texts(act.control));
     r.editable = isField(act);
+    const link = act.closest ? act.closest('a[href],area[href]') : null;
+    if (link) r.href = String(link.href || '');
     const form = act.form || (act.closest && act.closest('form'));
     if (form) {
       const sub = isSubmit(act) ? act : submitControl(form);

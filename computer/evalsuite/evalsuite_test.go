@@ -61,8 +61,8 @@ func TestSuite(t *testing.T) {
 	}
 }
 
-// The suite has nothing to measure under flow (the computer loop has no
-// data-flow gate), and says so instead of repeating all.
+// The suite has nothing to measure under flow (nothing on screen reaches
+// the data-flow gate's ledger), and says so instead of repeating all.
 func TestApplies(t *testing.T) {
 	for _, g := range eval.AllGuards() {
 		if got, want := (evalsuite.Suite{}).Applies(g), g != eval.GuardsFlow; got != want {

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -143,10 +144,20 @@ func blockParam(b model.Block) (anthropic.ContentBlockParamUnion, *anthropic.Cac
 		if b.Result.Content != "" {
 			t.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: b.Result.Content}}}
 		}
+		for _, img := range b.Result.Images {
+			t.Content = append(t.Content, anthropic.ToolResultBlockParamContentUnion{OfImage: imageParam(img)})
+		}
 		if b.Result.IsError {
 			t.IsError = param.NewOpt(true)
 		}
 		u.OfToolResult = t
+		return u, &t.CacheControl, nil, nil
+	case model.KindImage:
+		if b.Image == nil {
+			return u, nil, nil, fmt.Errorf("an image block without its image")
+		}
+		t := imageParam(*b.Image)
+		u.OfImage = t
 		return u, &t.CacheControl, nil, nil
 	case model.KindOpaque:
 		if b.Opaque == nil || b.Opaque.Provider != ProviderName {
@@ -159,6 +170,12 @@ func blockParam(b model.Block) (anthropic.ContentBlockParamUnion, *anthropic.Cac
 	default:
 		return u, nil, nil, fmt.Errorf("unknown block kind %q", b.Kind)
 	}
+}
+
+// imageParam is an image as a base64 image block.
+func imageParam(img model.Image) *anthropic.ImageBlockParam {
+	return &anthropic.ImageBlockParam{Source: anthropic.ImageBlockParamSourceUnion{OfBase64: &anthropic.Base64ImageSourceParam{
+		Data: base64.StdEncoding.EncodeToString(img.Data), MediaType: anthropic.Base64ImageSourceMediaType(img.MediaType)}}}
 }
 
 // isObject reports whether raw, exactly as it is, is one valid JSON object:

@@ -90,3 +90,56 @@ func TestToolArgsWithNonJSONSpace(t *testing.T) {
 		t.Fatalf("body = %s", body)
 	}
 }
+
+// TestImages: an image block and the screenshot of a tool result go to the
+// API as base64 image blocks, the result's image inside its tool_result
+// beside the text.
+func TestImages(t *testing.T) {
+	t.Parallel()
+	m, err := New(Options{Model: "m", BaseURL: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := model.Image{MediaType: "image/png", Data: []byte("\x89PNG fake")}
+	req := ask("hello")
+	req.Messages[0].Blocks = append(req.Messages[0].Blocks, model.ImageBlock(img))
+	req.Messages = append(req.Messages,
+		model.Message{Role: model.RoleAssistant, Blocks: []model.Block{model.CallBlock(model.ToolCall{ID: "t1", Name: "click", Args: []byte(`{"x":1,"y":2}`)})}},
+		model.Message{Role: model.RoleUser, Blocks: []model.Block{model.ResultBlock(model.ToolResult{CallID: "t1", Content: "the screen changed", Images: []model.Image{img}})}})
+	_, body, err := m.buildRequest(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type source struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	}
+	var got struct {
+		Messages []struct {
+			Content []struct {
+				Type    string  `json:"type"`
+				Source  *source `json:"source"`
+				Content []struct {
+					Type   string  `json:"type"`
+					Text   string  `json:"text"`
+					Source *source `json:"source"`
+				} `json:"content"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil || len(got.Messages) != 3 {
+		t.Fatalf("%v: %s", err, body)
+	}
+	want := source{Type: "base64", MediaType: "image/png", Data: "iVBORyBmYWtl"}
+	first := got.Messages[0].Content
+	if len(first) != 2 || first[1].Type != "image" || first[1].Source == nil || *first[1].Source != want {
+		t.Errorf("image block sent as %s", body)
+	}
+	res := got.Messages[2].Content
+	if len(res) != 1 || res[0].Type != "tool_result" || len(res[0].Content) != 2 ||
+		res[0].Content[0].Text != "the screen changed" || res[0].Content[1].Type != "image" ||
+		res[0].Content[1].Source == nil || *res[0].Content[1].Source != want {
+		t.Errorf("tool result sent as %s", body)
+	}
+}

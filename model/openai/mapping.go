@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -76,7 +77,9 @@ func toTool(t model.ToolDef) (oai.ChatCompletionToolUnionParam, error) {
 // toMessages maps one rein message to Chat Completions messages. A user
 // message becomes its tool results as "tool" messages first (they must follow
 // the assistant's tool_calls directly), then its text as one user message.
-// Opaque blocks of other providers are dropped.
+// Images go in that user message as image_url parts (data: URLs): a "tool"
+// message carries text only, so a tool result's images follow it there, and
+// its text says so. Opaque blocks of other providers are dropped.
 func toMessages(msg *model.Message) ([]oai.ChatCompletionMessageParamUnion, error) {
 	switch msg.Role {
 	case model.RoleAssistant:
@@ -84,6 +87,7 @@ func toMessages(msg *model.Message) ([]oai.ChatCompletionMessageParamUnion, erro
 	case model.RoleUser:
 		var out []oai.ChatCompletionMessageParamUnion
 		var text []string
+		var images []model.Image
 		for _, b := range msg.Blocks {
 			switch {
 			case b.Kind == model.KindToolResult && b.Result != nil:
@@ -91,12 +95,29 @@ func toMessages(msg *model.Message) ([]oai.ChatCompletionMessageParamUnion, erro
 				if b.Result.IsError && !strings.HasPrefix(content, "Error:") {
 					content = errorPrefix + content
 				}
+				if n := len(b.Result.Images); n > 0 {
+					content += fmt.Sprintf("\n[%d image(s) of this result follow in the next user message]", n)
+					images = append(images, b.Result.Images...)
+				}
 				out = append(out, oai.ToolMessage(content, b.Result.CallID))
 			case b.Kind == model.KindText:
 				text = append(text, b.Text)
+			case b.Kind == model.KindImage && b.Image != nil:
+				images = append(images, *b.Image)
 			}
 		}
-		if len(text) > 0 {
+		switch {
+		case len(images) > 0:
+			parts := make([]oai.ChatCompletionContentPartUnionParam, 0, len(images)+1)
+			if len(text) > 0 {
+				parts = append(parts, oai.TextContentPart(strings.Join(text, "\n\n")))
+			}
+			for _, img := range images {
+				parts = append(parts, oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{
+					URL: "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)}))
+			}
+			out = append(out, oai.UserMessage(parts))
+		case len(text) > 0:
 			out = append(out, oai.UserMessage(strings.Join(text, "\n\n")))
 		}
 		return out, nil

@@ -114,3 +114,46 @@ func BenchmarkParams(b *testing.B) {
 		}
 	}
 }
+
+// Images: a tool message carries text only, so a result's screenshot goes
+// as an image_url part (a data: URL) of the user message after it, and the
+// tool message says so; an image block joins the same user message.
+func TestImagesAsUserImageParts(t *testing.T) {
+	t.Parallel()
+	png := []byte("\x89PNG fake")
+	msgs, err := toMessages(&model.Message{Role: model.RoleUser, Blocks: []model.Block{
+		model.ResultBlock(model.ToolResult{CallID: "a", Content: "the screen changed", Images: []model.Image{{MediaType: "image/png", Data: png}}}),
+		model.TextBlock("look"),
+	}})
+	if err != nil || len(msgs) != 2 || msgs[0].OfTool == nil || msgs[1].OfUser == nil {
+		t.Fatalf("%v %+v", err, msgs)
+	}
+	if got := msgs[0].OfTool.Content.OfString.Value; got != "the screen changed\n[1 image(s) of this result follow in the next user message]" {
+		t.Errorf("tool message %q", got)
+	}
+	b, err := json.Marshal(msgs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var user struct {
+		Content []struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			ImageURL struct {
+				URL string `json:"url"`
+			} `json:"image_url"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(b, &user); err != nil {
+		t.Fatal(err)
+	}
+	want := "data:image/png;base64,iVBORyBmYWtl"
+	if len(user.Content) != 2 || user.Content[0].Text != "look" || user.Content[1].Type != "image_url" || user.Content[1].ImageURL.URL != want {
+		t.Errorf("user message %s", b)
+	}
+	// Without images the user message stays a plain string.
+	msgs, _ = toMessages(&model.Message{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock("hi")}})
+	if len(msgs) != 1 || msgs[0].OfUser == nil || msgs[0].OfUser.Content.OfString.Value != "hi" {
+		t.Errorf("text-only message %+v", msgs)
+	}
+}

@@ -1,0 +1,63 @@
+package computer
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/reinhq/rein/gate"
+)
+
+// GateScreen is the name of the screen policy's gate.
+const GateScreen = "screen"
+
+// Gate returns the screen policy as a gate of the pipeline: for an action
+// of this screen it inspects the element the action would act on and
+// asks for an irreversible one (a human must say yes; a no ends the task),
+// denies typing into a password field unless the policy allows it, and,
+// when the Env has an allowlist (Allower), denies a click on, or Enter on,
+// a link to a URL off it. Calls of other tools pass. Put it after the
+// validation gate, which checks the action against the screen first.
+func (s *Screen) Gate() gate.Gate { return screenGate{s} }
+
+type screenGate struct{ s *Screen }
+
+var _ gate.Gate = screenGate{}
+
+// Name returns "screen".
+func (screenGate) Name() string { return GateScreen }
+
+// Check judges an action on the element it would act on.
+func (g screenGate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
+	t, ok := c.Tool.(*actionTool)
+	if !ok || t.s != g.s {
+		return gate.Verdict{Decision: gate.Allow, Gate: GateScreen}
+	}
+	a, err := t.decode(c.Args)
+	if err != nil { // the validation gate says what is wrong
+		return gate.Verdict{Decision: gate.Deny, Gate: GateScreen, Reason: "the action cannot be judged: " + err.Error(),
+			Hint: "The action's arguments were not accepted: " + err.Error()}
+	}
+	if v := g.s.offsite(ctx, a); v != nil {
+		return *v
+	}
+	return g.s.judge(ctx, a)
+}
+
+// offsite refuses a click on a link, or Enter on a focused one, whose
+// http(s) URL the Env's allowlist would block. It is the allowlist's
+// guard, not the action policy's: it holds with Policy.Off.
+func (s *Screen) offsite(ctx context.Context, a Action) *gate.Verdict {
+	al, ok := s.env.(Allower)
+	if !ok || !(a.Kind == Click || a.Kind == Key && a.Name == "Enter") {
+		return nil
+	}
+	el := s.inspect(ctx, a)
+	u, err := url.Parse(el.Href)
+	if el.Href == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || al.AllowsURL(el.Href) {
+		return nil
+	}
+	return &gate.Verdict{Decision: gate.Deny, Gate: GateScreen,
+		Reason: fmt.Sprintf("%s on %s: the link goes to %s, which is not on the allowlist", a.String(), el.Label(), u.Host),
+		Hint:   fmt.Sprintf("That link goes to %s, a site that is off limits for this task, so it was not followed. Do not try to reach it another way.", u.Host)}
+}
