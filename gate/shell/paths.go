@@ -416,7 +416,7 @@ func (a *analyzer) judgeWrite(p, cmd, verb string) bool {
 		a.deny(ruleDiskDestroy, verb+" the device "+p, cmd)
 	case a.protected(p):
 		a.deny(ruleWriteOutside, verb+" the protected location "+a.show(p), cmd)
-	case !a.inside(p):
+	case !a.inside(p) && !a.sandboxWritable(p):
 		a.deny(ruleWriteOutside, verb+" "+a.show(p)+", outside the work dir", cmd)
 	default:
 		return false
