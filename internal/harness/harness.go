@@ -233,6 +233,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		}
 		defer closeExec.Close()
 		exec, backend = sessionEnv{Executor: ex, base: childBase(b, os.Environ()), session: id, token: token}, b
+		spec.Policy.Exec = Capabilities(b)
 	}
 	// The token never reaches the model or the log in full, whatever a
 	// command prints.
