@@ -49,14 +49,14 @@ const execTimeout = 5 * time.Second
 // whose value git runs asks), so a commit that updates .git/index is no
 // discrepancy.
 type execOracle struct {
-	l        *sandbox.Landlock
-	work     string // the work dir, emptied and seeded before each command
-	seed     string // what it is seeded with
-	traces   string // strace's output, one file per command: trace.PID
-	tmp      string // the sandbox's private temp dir, as commands see it
-	opts     Options
-	protect  *protect.List
-	self     string // the helper binary (this test binary)
+	l       *sandbox.Landlock
+	work    string // the work dir, emptied and seeded before each command
+	seed    string // what it is seeded with
+	traces  string // strace's output, one file per command: trace.PID
+	tmp     string // the sandbox's private temp dir, as commands see it
+	opts    Options
+	protect *protect.List
+	self    string // the helper binary (this test binary)
 }
 
 // newExecOracle sets the oracle up, or says why it cannot run here.
