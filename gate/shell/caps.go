@@ -75,6 +75,15 @@ func (a *analyzer) inline(name, cmd string) {
 	}
 }
 
+// netDeny refuses what uses the network under rule id and reports
+// whether the caller may stop judging the command: not when the sandbox
+// stops the network (the finding is dropped), since what the command does
+// besides must then be judged.
+func (a *analyzer) netDeny(id ruleID, reason, cmd string) bool {
+	a.deny(id, reason, cmd)
+	return !a.stopped(id)
+}
+
 // netTool refuses a program that talks to other machines (rule
 // net-tool). Where the sandbox stops the network the finding is dropped
 // (see stopped) and the program is judged like any program the analyzer

@@ -121,6 +121,11 @@ func TestSandboxNeverLowers(t *testing.T) {
 		{"ssh host rm -rf /", deny, "disk-destroy"},
 		{"echo x > /etc/cron.d/x", deny, "write-outside"},
 		{"echo x > .git/hooks/pre-commit", ask, "protected-path"},
+		// what a network command does besides the network is still judged
+		{"rsync -a --delete host:x/ dst/", ask, "recursive-delete"},
+		{"tar --remove-files -cf host:a.tar src", ask, "recursive-delete"},
+		{"openssl s_client -connect h:1 -out .git/hooks/pre-commit", ask, "protected-path"},
+		{"rsync -e 'sh -c \"rm -rf ~\"' host:x .", deny, "disk-destroy"},
 	}
 	runCasesIn(t, landlockOpts, cases)
 	runCasesIn(t, boxOpts, cases)

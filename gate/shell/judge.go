@@ -551,8 +551,10 @@ func (a *analyzer) rsync(argv []arg, sc *scope, in *input, cmd string) {
 		"checksum-choice", "compress-choice", "info", "debug", "remote-option", "modify-window", "iconv", "only-write-batch", "write-batch", "read-batch"}, false)
 	for _, o := range p.ops {
 		if remoteSpec(o.val) {
-			a.deny(ruleNetTool, "rsync to or from a remote host", cmd)
-			return
+			if a.netDeny(ruleNetTool, "rsync to or from a remote host", cmd) {
+				return
+			}
+			break
 		}
 	}
 	if sh, ok := p.value("-e", "--rsh"); ok {
@@ -590,8 +592,9 @@ func (a *analyzer) openssl(argv []arg, sc *scope, cmd string) {
 	for _, x := range argv[1:] {
 		switch x.val {
 		case "s_client", "s_server", "s_time", "-connect", "ocsp":
-			a.deny(ruleNetTool, "openssl "+x.val+" opens a network connection", cmd)
-			return
+			if a.netDeny(ruleNetTool, "openssl "+x.val+" opens a network connection", cmd) {
+				return
+			}
 		}
 	}
 	for i, x := range argv {
