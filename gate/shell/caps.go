@@ -7,7 +7,8 @@ import "path/filepath"
 // that the sandbox stops is no exfiltration risk, and a write into a
 // directory private to the sandbox is not a write outside the work dir.
 // The zero value is the strictest reading: no sandbox, the commands run
-// with the user's rights.
+// with the user's rights. It is comparable, as Options must be (equal
+// Options share one analysis of a call).
 type Executor struct {
 	// Sandboxed says the kernel confines the commands (landlock, a
 	// container): what the sandbox does not allow fails when tried.
@@ -15,44 +16,33 @@ type Executor struct {
 	// Network says a sandboxed command can open network connections.
 	// Without a sandbox the network is always reachable.
 	Network bool
-	// Writable lists the absolute directories besides the work dir that a
-	// sandboxed command can write and that are private to the sandbox
-	// (a container's /tmp): writes there do not reach the user's files.
-	// Ignored without a sandbox.
-	Writable []string
+	// TmpDir is an absolute directory besides the work dir that a
+	// sandboxed command can write and that is private to the sandbox (a
+	// container's /tmp): writes there do not reach the user's files. ""
+	// means none; it is ignored without a sandbox, and "/" never counts.
+	TmpDir string
 }
 
 // stopsNetwork reports whether the executor stops every network
 // connection.
 func (e Executor) stopsNetwork() bool { return e.Sandboxed && !e.Network }
 
-// prepared returns e with its writable roots cleaned (absolute paths only,
+// prepared returns e with its private directory cleaned (absolute only,
 // never "/"), worked out once per Options.
 func (e Executor) prepared() Executor {
 	out := Executor{Sandboxed: e.Sandboxed, Network: e.Network}
-	if !e.Sandboxed {
-		return out
-	}
-	for _, w := range e.Writable {
-		if !filepath.IsAbs(w) {
-			continue
-		}
-		if w = filepath.Clean(w); w != "/" {
-			out.Writable = append(out.Writable, w)
+	if e.Sandboxed && filepath.IsAbs(e.TmpDir) {
+		if d := filepath.Clean(e.TmpDir); d != "/" {
+			out.TmpDir = d
 		}
 	}
 	return out
 }
 
-// sandboxWritable reports whether p (absolute, clean) is in a directory
+// sandboxWritable reports whether p (absolute, clean) is in the directory
 // private to the sandbox that runs the command.
 func (a *analyzer) sandboxWritable(p string) bool {
-	for _, w := range a.exec.Writable {
-		if under(p, w) {
-			return true
-		}
-	}
-	return false
+	return a.exec.TmpDir != "" && under(p, a.exec.TmpDir)
 }
 
 // stopped reports whether the executor stops what rule id guards against,

@@ -150,6 +150,11 @@ func TestSandboxNetwork(t *testing.T) {
 	}
 }
 
+// Options are comparable: equal Options share one analysis of a call (a
+// map key), so the executor's capabilities hold no slice or map. This does
+// not compile otherwise.
+var _ = map[Options]bool{testOpts: true}
+
 // TestSandboxWritable: a write into the sandbox's own /tmp is not a write
 // outside the work dir; the same write is outside without that root, and
 // a relative path that climbs out of the work dir stays outside.
@@ -164,12 +169,13 @@ func TestSandboxWritable(t *testing.T) {
 	})
 	runCasesIn(t, landlockOpts, []ruleCase{{"echo x > /tmp/x", deny, "write-outside"}})
 	runCases(t, []ruleCase{{"echo x > /tmp/x", deny, "write-outside"}})
-	// Writable roots count only in a sandbox, and "/" or a relative root
-	// never counts.
+	// A private directory counts only in a sandbox, and "/" or a relative
+	// one never counts.
 	for _, e := range []Executor{
-		{Writable: []string{"/tmp"}},
-		{Sandboxed: true, Writable: []string{"/"}},
-		{Sandboxed: true, Writable: []string{"tmp"}},
+		{TmpDir: "/tmp"},
+		{Sandboxed: true, TmpDir: "/"},
+		{Sandboxed: true, TmpDir: "tmp"},
+		{Sandboxed: true, TmpDir: "/tmp/../"},
 	} {
 		o := testOpts
 		o.Exec = e

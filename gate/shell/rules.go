@@ -221,7 +221,7 @@ type capSpec struct {
 
 // boxExec and netBoxExec are the sandboxes the examples of capTable run in.
 var (
-	boxExec    = Executor{Sandboxed: true, Writable: []string{"/tmp"}}
+	boxExec    = Executor{Sandboxed: true, TmpDir: "/tmp"}
 	netBoxExec = Executor{Sandboxed: true, Network: true}
 )
 

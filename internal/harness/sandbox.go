@@ -107,7 +107,7 @@ func Capabilities(backend string) shell.Executor {
 	case SandboxLandlock:
 		return shell.Executor{Sandboxed: true}
 	case SandboxDocker, "podman":
-		return shell.Executor{Sandboxed: true, Writable: []string{"/tmp"}}
+		return shell.Executor{Sandboxed: true, TmpDir: "/tmp"}
 	}
 	return shell.Executor{}
 }
