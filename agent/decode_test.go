@@ -9,6 +9,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -39,7 +40,7 @@ func newWitnessTool() *witnessTool {
 	return w
 }
 
-func (w *witnessTool) RunDecoded(ctx context.Context, decoded any) (string, error) {
+func (w *witnessTool) RunDecoded(ctx context.Context, decoded any) (string, model.Source, error) {
 	w.mu.Lock()
 	p, _ := decoded.(*pathArgs)
 	w.ran = append(w.ran, p)

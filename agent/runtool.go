@@ -17,11 +17,6 @@ type sourcedTool interface {
 	RunSourced(ctx context.Context, args json.RawMessage) (string, model.Source, error)
 }
 
-// sourcedDecoder is a tool.Decoder that says where its output came from.
-type sourcedDecoder interface {
-	RunDecodedSourced(ctx context.Context, decoded any) (string, model.Source, error)
-}
-
 // runTool runs the call's tool t, turning a panic into an error the model
 // is told about: a misbehaving tool must not take the loop down with it.
 // A tool that decodes its arguments (tool.Decoder) runs the value the gates
@@ -43,12 +38,8 @@ func runTool(ctx context.Context, t tool.Tool, c *gate.Call) (out string, images
 		if err != nil {
 			return "", nil, model.Source{}, err
 		}
-		if s, ok := t.(sourcedDecoder); ok {
-			out, src, err := s.RunDecodedSourced(ctx, decoded)
-			return out, nil, src, err
-		}
-		out, err := d.RunDecoded(ctx, decoded)
-		return out, nil, model.Source{}, err
+		out, src, err := d.RunDecoded(ctx, decoded)
+		return out, nil, src, err
 	}
 	if s, ok := t.(sourcedTool); ok {
 		out, src, err := s.RunSourced(ctx, c.Args)

@@ -139,6 +139,7 @@ func FuzzEnvCodec(f *testing.F) {
 
 func TestSandboxEnv(t *testing.T) {
 	t.Parallel()
+	sandboxEnv := func(env []string, tmp string) []string { return landlockInside(tmp).forInside(env) }
 	got := sandboxEnv([]string{"HOME=/root", "TMPDIR=/tmp", "GOCACHE=/c", "A=1"}, "/p")
 	want := []string{"GOCACHE=/c", "A=1", "HOME=/p/home", "TMPDIR=/p", "GOPATH=/p/go", "XDG_CACHE_HOME=/p/cache"}
 	if !slices.Equal(got, want) {

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -271,38 +270,4 @@ func decodeEnv(environ []string) ([]string, error) {
 		out[j] = e.kv
 	}
 	return out, nil
-}
-
-// sandboxEnv returns env as the command sees it inside: TMPDIR and HOME
-// always point into the private temp dir (the real home is unreadable
-// there); GOCACHE, GOPATH and XDG_CACHE_HOME do too unless env sets them.
-func sandboxEnv(env []string, tmp string) []string {
-	force := map[string]string{
-		"TMPDIR": tmp,
-		"HOME":   filepath.Join(tmp, "home"),
-	}
-	defaults := []struct{ k, v string }{
-		{"GOCACHE", filepath.Join(tmp, "cache", "go-build")},
-		{"GOPATH", filepath.Join(tmp, "go")},
-		{"XDG_CACHE_HOME", filepath.Join(tmp, "cache")},
-	}
-	out := make([]string, 0, len(env)+len(force)+len(defaults))
-	set := map[string]bool{}
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := force[k]; ok {
-			continue
-		}
-		set[k] = true
-		out = append(out, kv)
-	}
-	for _, k := range []string{"HOME", "TMPDIR"} {
-		out = append(out, k+"="+force[k])
-	}
-	for _, d := range defaults {
-		if !set[d.k] {
-			out = append(out, d.k+"="+d.v)
-		}
-	}
-	return out
 }

@@ -84,7 +84,7 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 	req := runRequest{
 		dir:  c.Dir,
 		argv: []string{shellOr(l.Shell), "-c", c.Script},
-		env:  sandboxEnv(c.Env, st.tmp),
+		env:  landlockInside(st.tmp).forInside(c.Env),
 	}
 	for retried := false; ; retried = true {
 		z, err := st.zygoteFor(ctx, l)
@@ -151,7 +151,7 @@ func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (re
 		maskSrc:   st.maskSrc,
 	}
 	spec := &spawnSpec{
-		env:       encodeEnv(sandboxEnv(c.Env, st.tmp)),
+		env:       encodeEnv(landlockInside(st.tmp).forInside(c.Env)),
 		maxOutput: l.MaxOutput,
 		grace:     graceOr(l.Grace),
 		attr:      st.attr,

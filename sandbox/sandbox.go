@@ -119,31 +119,11 @@ var (
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // MinimalEnv returns the environment a command gets when Cmd.Env is nil:
-// PATH and HOME taken from rein's environment (with defaults), LANG=C.UTF-8,
-// TERM=dumb, TMPDIR, and USER when known. Nothing else of rein's environment
-// is passed on, so API keys and tokens in it stay out of commands.
+// ChildEnv of rein's own environment, run on the host (PATH and HOME taken
+// from it with defaults, USER, LANG, LC_ALL, TERM=dumb, TMPDIR). Nothing
+// else of rein's environment is passed on, so API keys and tokens in it
+// stay out of commands. Landlock then moves HOME and TMPDIR into its
+// private temp dir.
 func MinimalEnv() []string {
-	path := os.Getenv("PATH")
-	if path == "" {
-		path = defaultPath
-	}
-	home := os.Getenv("HOME")
-	if home == "" {
-		home = "/"
-	}
-	env := []string{
-		"HOME=" + home,
-		"LANG=C.UTF-8",
-		"PATH=" + path,
-		"TERM=dumb",
-		"TMPDIR=" + os.TempDir(),
-	}
-	user := os.Getenv("USER")
-	if user == "" {
-		user = os.Getenv("LOGNAME")
-	}
-	if user != "" {
-		env = append(env, "USER="+user)
-	}
-	return env
+	return ChildEnv(os.Environ(), Inside{})
 }

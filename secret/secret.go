@@ -54,23 +54,6 @@ func Names(environ []string) []string {
 	return slices.Compact(names)
 }
 
-// childAllow is the environment a child process may inherit.
-var childAllow = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM"}
-
-// ChildEnv returns the environment for a child process: only PATH, HOME,
-// USER, LANG, LC_ALL and TERM from environ, plus REIN_SESSION and
-// REIN_SESSION_TOKEN.
-func ChildEnv(environ []string, session, token string) []string {
-	var env []string
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(childAllow, name) {
-			env = append(env, kv)
-		}
-	}
-	return append(env, "REIN_SESSION="+session, "REIN_SESSION_TOKEN="+token)
-}
-
 // NewToken returns a random per-session token (32 hex digits).
 func NewToken() (string, error) {
 	b := make([]byte, 16)

@@ -180,8 +180,9 @@ type Decoder interface {
 	// when they are not one JSON value (Decode then says what is wrong).
 	Decode(args json.RawMessage, v any) (decoded any, err error)
 	// RunDecoded runs the tool on a value Decode returned; any other value
-	// is an error wrapping ErrArgs.
-	RunDecoded(ctx context.Context, decoded any) (string, error)
+	// is an error wrapping ErrArgs. It says where the output came from
+	// (local, unless the tool fetched it: see NewSourced).
+	RunDecoded(ctx context.Context, decoded any) (string, model.Source, error)
 }
 
 // Exister is implemented by tools that can say whether the resources their
@@ -364,14 +365,7 @@ func (f *Func[A]) Decode(args json.RawMessage, v any) (any, error) {
 
 // RunDecoded calls the function with arguments Decode returned, without
 // decoding anything again.
-func (f *Func[A]) RunDecoded(ctx context.Context, decoded any) (string, error) {
-	out, _, err := f.RunDecodedSourced(ctx, decoded)
-	return out, err
-}
-
-// RunDecodedSourced is RunDecoded that also says where the output came
-// from, as RunSourced does.
-func (f *Func[A]) RunDecodedSourced(ctx context.Context, decoded any) (string, model.Source, error) {
+func (f *Func[A]) RunDecoded(ctx context.Context, decoded any) (string, model.Source, error) {
 	a, ok := decoded.(*A)
 	if !ok || a == nil {
 		return "", model.Source{}, fmt.Errorf("%w for %s: decoded arguments of type %T, not %T", ErrArgs, f.spec.Name, decoded, a)

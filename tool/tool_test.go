@@ -145,7 +145,7 @@ func TestRunDecoded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := e.RunDecoded(t.Context(), dec)
+			got, _, err := e.RunDecoded(t.Context(), dec)
 			if err != nil || got != c.want {
 				t.Fatalf("RunDecoded: %q, %v; want %q", got, err, c.want)
 			}
@@ -160,7 +160,7 @@ func TestRunDecodedRefusesAnotherValue(t *testing.T) {
 	t.Parallel()
 	e := echo("echo").(*tool.Func[args])
 	for _, v := range []any{nil, args{Name: "a", Count: 1}, (*args)(nil), &struct{ Name string }{"a"}, map[string]any{"name": "a"}} {
-		if out, err := e.RunDecoded(t.Context(), v); err == nil || !errors.Is(err, tool.ErrArgs) {
+		if out, _, err := e.RunDecoded(t.Context(), v); err == nil || !errors.Is(err, tool.ErrArgs) {
 			t.Errorf("RunDecoded(%#v) = %q, %v: want ErrArgs", v, out, err)
 		}
 	}
@@ -175,7 +175,7 @@ func TestDecodeChecksOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	dec.(*checkedArgs).count = &n // what the decode made is what runs
-	if _, err := f.RunDecoded(t.Context(), dec); err != nil {
+	if _, _, err := f.RunDecoded(t.Context(), dec); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {

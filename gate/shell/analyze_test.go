@@ -24,10 +24,16 @@ const (
 
 func runCases(t *testing.T, cases []ruleCase) {
 	t.Helper()
+	runCasesIn(t, testOpts, cases)
+}
+
+// runCasesIn runs cases under o.
+func runCasesIn(t *testing.T, o Options, cases []ruleCase) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.src, func(t *testing.T) {
 			t.Parallel()
-			a := Analyze(c.src, testOpts)
+			a := Analyze(c.src, o)
 			if a.Decision != c.want {
 				t.Fatalf("Analyze(%q) = %s, want %s; findings: %v", c.src, a.Decision, c.want, a.Findings)
 			}
@@ -82,7 +88,7 @@ func TestNetTools(t *testing.T) {
 		{"rsync -a src/ backup/", allow, ""},
 		{"grep -rn 'curl' .", allow, ""},
 		{"echo 'use curl to test' > notes.txt", allow, ""},
-		{"python3 -c 'print(40 + 2)'", allow, ""},
+		{"python3 -c 'print(40 + 2)'", ask, "inline-code"}, // allowed in a sandbox: TestInlineCodeSandboxed
 		{"openssl sha256 go.sum", allow, ""},
 	})
 }

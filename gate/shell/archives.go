@@ -62,8 +62,10 @@ func (a *analyzer) tar(argv []arg, sc *scope, cmd string) {
 	}
 	for _, f := range files {
 		if f.lit && remoteSpec(f.val) && !p.has("--force-local") {
-			a.deny(ruleNetTool, "tar reads or writes an archive on a remote host", cmd)
-			return
+			if a.netDeny(ruleNetTool, "tar reads or writes an archive on a remote host", cmd) {
+				return
+			}
+			break
 		}
 	}
 	if p.has("--remove-files") {

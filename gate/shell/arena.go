@@ -35,7 +35,7 @@ func (a *analyzer) reset(pr *prepared, commands bool) {
 	funcs, scripts := a.funcs, a.scripts
 	clear(funcs)
 	clear(scripts)
-	*a = analyzer{p: a.p, work: pr.work, protect: pr.protect, heads: &pr.heads, home: pr.home, homeVar: pr.home, start: pr.start, commands: commands,
+	*a = analyzer{p: a.p, work: pr.work, protect: pr.protect, heads: &pr.heads, exec: pr.exec, home: pr.home, homeVar: pr.home, start: pr.start, commands: commands,
 		funcs: funcs, scripts: scripts, arena: ar}
 }
 

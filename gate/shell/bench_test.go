@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -93,4 +94,47 @@ func BenchmarkParseOnly(b *testing.B) {
 		_, _ = p.Parse(strings.NewReader(cmds[i%len(cmds)]), "")
 		i++
 	}
+}
+
+// BenchmarkGateOverParse reports the gate's cost as a multiple of parsing
+// the same commands alone (metric x-parse, the median over the iterations),
+// timed by the thread's CPU clock (on Linux), so that time spent waiting
+// for a CPU on a loaded machine is not counted. Each iteration parses the
+// whole corpus and judges it with the gate, in alternating order, so that
+// what load still costs (caches) falls on both alike; separate runs of
+// BenchmarkAnalyze/gate and BenchmarkParseOnly do not share it, and their
+// ratio swings with the machine's load.
+// Run: go test -run '^$' -bench GateOverParse -count 3 ./gate/shell
+func BenchmarkGateOverParse(b *testing.B) {
+	cmds := corpusCommands(b)
+	g := NewGate(Options{WorkDir: "/work/proj", Home: fakeHome})
+	p := newParser()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	parse := func() time.Duration {
+		start := threadClock()
+		for _, c := range cmds {
+			_, _ = p.Parse(strings.NewReader(c), "")
+		}
+		return threadClock() - start
+	}
+	judge := func() time.Duration {
+		start := threadClock()
+		for _, c := range cmds {
+			g.Analyze(c)
+		}
+		return threadClock() - start
+	}
+	var ratios []float64
+	for b.Loop() {
+		var tp, tg time.Duration
+		if len(ratios)%2 == 0 {
+			tp, tg = parse(), judge()
+		} else {
+			tg, tp = judge(), parse()
+		}
+		ratios = append(ratios, float64(tg)/float64(tp))
+	}
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "x-parse")
 }

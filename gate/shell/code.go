@@ -29,14 +29,20 @@ var execCode = []string{"os.system", "subprocess", "popen", "os.exec", "spawn", 
 	"deno.run", "deno.command", "bun.spawn", "bun.$", "$(", "exec "}
 
 // code judges interpreter code given on the command line (-c, -e) or on
-// standard input. Network code is refused; code that runs programs or
-// deletes files asks; so does any code read from stdin.
+// standard input. Outside a sandbox any such code asks (inline); signs in
+// it can only make that stricter: network code is refused (unless the
+// sandbox stops the network); code that runs programs or deletes files
+// asks; so does any code read from stdin.
 func (a *analyzer) code(name, text string, sc *scope, cmd string, stdin bool) {
+	a.inline(name, cmd)
 	low := strings.ToLower(text)
 	for _, p := range netCode {
 		if strings.Contains(low, p) {
 			a.deny(ruleInterpreterSocket, name+" code uses the network ("+strings.TrimSpace(p)+")", cmd)
-			return
+			if !a.stopped(ruleInterpreterSocket) {
+				return
+			}
+			break // the sandbox stops the network: judge the rest of the code
 		}
 	}
 	if c := credText(text); c != "" {
@@ -335,7 +341,9 @@ func (a *analyzer) awk(argv []arg, sc *scope, cmd string) {
 		low := strings.ToLower(s)
 		if strings.Contains(low, "/inet/") || strings.Contains(low, "/inet4/") || strings.Contains(low, "/inet6/") {
 			a.deny(ruleInterpreterSocket, "the awk program opens a network connection", cmd)
-			continue
+			if !a.stopped(ruleInterpreterSocket) {
+				continue
+			}
 		}
 		if c := credText(s); c != "" {
 			a.deny(ruleCredentialRead, "the awk program names a credential store ("+c+")", cmd)
@@ -475,6 +483,7 @@ func (a *analyzer) codeWrites(name, text, low string, sc *scope, cmd string) {
 			case writableDevice(p):
 			case a.inside(p):
 				a.protectWrite(p, false, cmd, name+" code writes to")
+			case a.sandboxWritable(p):
 			case a.protected(p) || isHistory(p) || isDisk(p):
 				a.deny(ruleWriteOutside, name+" code writes to "+a.show(p), cmd)
 				return

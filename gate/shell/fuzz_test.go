@@ -10,22 +10,36 @@ import (
 	"github.com/reinhq/rein/gate"
 )
 
-// FuzzAnalyze: the analysis never panics (it runs here without the
-// recover that Analyze adds), a line the parser rejects is always denied,
-// and the decision always matches the findings.
-func FuzzAnalyze(f *testing.F) {
+// fuzzSeeds are the seeds of FuzzAnalyze: the corpus and lines that
+// reach corners of the analyzer.
+func fuzzSeeds(tb testing.TB) []string {
+	var seeds []string
 	for _, name := range []string{"shell-dangerous.jsonl", "shell-benign.jsonl"} {
-		for _, e := range loadCorpus(f, name) {
-			f.Add(e.Command)
+		for _, e := range loadCorpus(tb, name) {
+			seeds = append(seeds, e.Command)
 		}
 	}
-	for _, s := range []string{"", ":(){ :|:& };:", "cat <<EOF\n$(x)\nEOF", "{a,b}{1..3}", "$'\\x63url'",
+	return append(seeds, "", ":(){ :|:& };:", "cat <<EOF\n$(x)\nEOF", "{a,b}{1..3}", "$'\\x63url'",
 		"find . -exec sh -c 'x' \\; -delete", "xargs -I{} parallel {} ::: a", "git -c alias.a='!b' a",
 		"env -S 'a b' c", "echo x > ~/.s?h/k", "tar xvfC a.tar /", "sed -e 's/a/b/e' -i f", "awk '{print > \"/x\"}'",
 		"python3 -c", "perl -pie", "bash -c", "eval", "cd; cd -; cd ~x; rm -rf *", "+$00", "-x",
-		"find . -type f -exec rm -f {} +", "rtk git reset --hard", "cd .git && echo x > config"} {
+		"find . -type f -exec rm -f {} +", "rtk git reset --hard", "cd .git && echo x > config")
+}
+
+// FuzzAnalyze: the analysis never panics (it runs here without the
+// recover that Analyze adds), a line the parser rejects is always denied,
+// and the decision always matches the findings. The metamorphic oracle
+// relates the judgement of a line to that of lines built from it. With
+// REIN_FUZZ_EXEC=1 the execution oracle (oracle_linux_test.go) also runs
+// every line the analyzer allows in the landlock sandbox, under strace, and
+// fails if it did what the analysis said it would not:
+//
+//	REIN_FUZZ_EXEC=1 go test -run '^$' -fuzz FuzzAnalyze -fuzztime 1m ./gate/shell
+func FuzzAnalyze(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
 	}
+	ex := fuzzOracle(f)
 	o := Options{WorkDir: "/work/proj", Home: fakeHome}
 	f.Fuzz(func(t *testing.T, src string) {
 		a := analyze(src, o, newParser())
@@ -54,6 +68,7 @@ func FuzzAnalyze(f *testing.F) {
 		if msg := metamorphic(src, a, o); msg != "" {
 			t.Fatal(msg)
 		}
+		ex.execCheck(t, src)
 	})
 }
 

@@ -96,7 +96,7 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 		"ftpget", "ftpput", "tnftp", "rsh", "rcp", "rlogin", "rexec", "cadaver", "wput", "httpx", "pwncat", "cryptcat",
 		"dnscat", "iodine", "chisel", "frpc", "bore", "localtunnel", "lt", "tshark", "tcpdump", "httpd", "miniserve",
 		"webfsd", "thttpd", "darkhttpd", "updog", "uploadserver", "sshuttle", "stunnel", "openvpn", "wg-quick", "ssh-keyscan":
-		a.deny(ruleNetTool, name+" can send data off the machine", cmd)
+		a.netTool(name, argv, sc, name+" can send data off the machine", cmd)
 	case "lynx", "links", "links2", "elinks", "w3m", "browsh", "carbonyl", "http-prompt", "wget2", "hurl", "httpstat",
 		"chromium", "chromium-browser", "chrome", "google-chrome", "google-chrome-stable", "google-chrome-beta",
 		"google-chrome-unstable", "firefox", "firefox-esr", "firefox-bin", "librewolf", "waterfox", "seamonkey",
@@ -105,7 +105,7 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 		"dillo", "netsurf", "luakit", "headless_shell", "chrome-headless-shell", "phantomjs",
 		"slimerjs", "wkhtmltopdf", "wkhtmltoimage", "xdg-open", "sensible-browser", "x-www-browser", "www-browser",
 		"gnome-open", "kde-open", "kde-open5", "gvfs-open", "yt-dlp", "youtube-dl", "gallery-dl", "you-get":
-		a.deny(ruleNetTool, name+" is a web browser or downloader: it fetches addresses and can send data off the machine", cmd)
+		a.netTool(name, argv, sc, name+" is a web browser or downloader: it fetches addresses and can send data off the machine", cmd)
 	case "hydra", "medusa", "ncrack", "patator", "crowbar", "nikto", "sqlmap", "gobuster", "dirb", "dirbuster",
 		"ffuf", "wfuzz", "feroxbuster", "nuclei", "subfinder", "amass", "zmap", "zgrab", "zgrab2", "rustscan",
 		"unicornscan", "arp-scan", "arpspoof", "ettercap", "bettercap", "mitmproxy", "mitmdump", "mitmweb",
@@ -120,7 +120,7 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 		"irssi", "weechat", "fetchmail", "getmail", "transmission-cli", "transmission-remote", "rtorrent",
 		"ctorrent", "qbittorrent-nox", "deluge-console", "ncftp", "ncftpget", "ncftpput", "curlftpfs",
 		"pastebinit", "wgetpaste", "tcpclient", "udpclient", "sbd", "knock", "ssh-audit", "smbget", "smbtar":
-		a.deny(ruleNetTool, name+" connects to other machines and can send data off this one", cmd)
+		a.netTool(name, argv, sc, name+" connects to other machines and can send data off this one", cmd)
 	case "rsync":
 		a.rsync(argv, sc, in, cmd)
 	case "openssl":
@@ -282,7 +282,7 @@ func (a *analyzer) judge(name string, argv []arg, sc *scope, in *input, cmd stri
 // judgeFamily handles names with version suffixes and prefixes.
 func (a *analyzer) judgeFamily(name string, argv []arg, sc *scope, in *input, cmd string) {
 	if strings.HasPrefix(name, "impacket-") || strings.HasPrefix(name, "msf") && len(name) > 3 {
-		a.deny(ruleNetTool, name+" connects to other machines and can send data off this one", cmd)
+		a.netTool(name, argv, sc, name+" connects to other machines and can send data off this one", cmd)
 		return
 	}
 	if strings.HasPrefix(name, "mkfs") || strings.HasPrefix(name, "mkswap") || strings.HasPrefix(name, "fsck.") {
@@ -551,8 +551,10 @@ func (a *analyzer) rsync(argv []arg, sc *scope, in *input, cmd string) {
 		"checksum-choice", "compress-choice", "info", "debug", "remote-option", "modify-window", "iconv", "only-write-batch", "write-batch", "read-batch"}, false)
 	for _, o := range p.ops {
 		if remoteSpec(o.val) {
-			a.deny(ruleNetTool, "rsync to or from a remote host", cmd)
-			return
+			if a.netDeny(ruleNetTool, "rsync to or from a remote host", cmd) {
+				return
+			}
+			break
 		}
 	}
 	if sh, ok := p.value("-e", "--rsh"); ok {
@@ -590,8 +592,9 @@ func (a *analyzer) openssl(argv []arg, sc *scope, cmd string) {
 	for _, x := range argv[1:] {
 		switch x.val {
 		case "s_client", "s_server", "s_time", "-connect", "ocsp":
-			a.deny(ruleNetTool, "openssl "+x.val+" opens a network connection", cmd)
-			return
+			if a.netDeny(ruleNetTool, "openssl "+x.val+" opens a network connection", cmd) {
+				return
+			}
 		}
 	}
 	for i, x := range argv {

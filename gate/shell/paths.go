@@ -416,7 +416,7 @@ func (a *analyzer) judgeWrite(p, cmd, verb string) bool {
 		a.deny(ruleDiskDestroy, verb+" the device "+p, cmd)
 	case a.protected(p):
 		a.deny(ruleWriteOutside, verb+" the protected location "+a.show(p), cmd)
-	case !a.inside(p):
+	case !a.inside(p) && !a.sandboxWritable(p):
 		a.deny(ruleWriteOutside, verb+" "+a.show(p)+", outside the work dir", cmd)
 	default:
 		return false
@@ -479,24 +479,61 @@ func (a *analyzer) protectedRule(p string, glob bool) (protect.Rule, bool) {
 }
 
 // protectHeads is the first element of every protected pattern: a path
-// none of whose elements is one of them matches no pattern, so most writes
-// are judged without protect.List.Match.
+// none of whose elements is one cannot be protected, which most paths show
+// without a call of protect.Match.
 type protectHeads struct {
-	lit   []string // lower-case literal first elements
-	globs []string // lower-case first elements with glob characters
+	lit   map[string]bool // lower-case literal first elements
+	globs []globHead      // lower-case first elements with glob characters
+	any   bool            // an empty first element: every path may match
 }
 
+// globHead is a first element with glob characters, and the longest run
+// of it without any, which every element it matches contains (so that
+// most elements are ruled out without path.Match).
+type globHead struct{ pat, need string }
+
 func newProtectHeads(l *protect.List) protectHeads {
-	var h protectHeads
+	h := protectHeads{lit: map[string]bool{}}
 	for _, r := range l.Rules() {
 		e, _, _ := strings.Cut(strings.TrimPrefix(strings.ToLower(strings.ReplaceAll(r.Pattern, "\\", "/")), "/"), "/")
-		if hasGlob(e) || e == "" {
-			h.globs = append(h.globs, e)
-		} else if !contains(h.lit, e) {
-			h.lit = append(h.lit, e)
+		switch {
+		case e == "":
+			h.any = true
+		case hasGlob(e):
+			h.globs = append(h.globs, globHead{pat: e, need: globNeed(e)})
+		default:
+			h.lit[e] = true
 		}
 	}
 	return h
+}
+
+// globNeed returns the longest run of pattern g outside its glob
+// characters and bracket classes; "" when g is malformed.
+func globNeed(g string) string {
+	best, start := "", 0
+	take := func(end int) {
+		if end-start > len(best) {
+			best = g[start:end]
+		}
+	}
+	for i := 0; i < len(g); i++ {
+		switch g[i] {
+		case '*', '?':
+			take(i)
+			start = i + 1
+		case '[':
+			take(i)
+			j := strings.IndexByte(g[i:], ']')
+			if j < 0 {
+				return ""
+			}
+			i += j
+			start = i + 1
+		}
+	}
+	take(len(g))
+	return best
 }
 
 // may reports whether rel could match a protected pattern: whether any
@@ -505,7 +542,7 @@ func newProtectHeads(l *protect.List) protectHeads {
 // element Match compares after cleaning is one of rel's, so a miss here is
 // a miss there; a name that is not plain ASCII always goes to Match.
 func (h *protectHeads) may(rel string) bool {
-	if strings.IndexByte(rel, '\\') >= 0 || !isASCII(rel) {
+	if h.any || strings.IndexByte(rel, '\\') >= 0 || !isASCII(rel) {
 		return true
 	}
 	for rest := rel; rest != ""; {
@@ -514,21 +551,29 @@ func (h *protectHeads) may(rel string) bool {
 		if e = strings.TrimRight(e, ". "); e == "" {
 			continue
 		}
-		for _, l := range h.lit {
-			if strings.EqualFold(e, l) {
+		if hasUpper(e) {
+			e = strings.ToLower(e)
+		}
+		if h.lit[e] {
+			return true
+		}
+		for _, g := range h.globs {
+			if g.need != "" && !strings.Contains(e, g.need) {
+				continue
+			}
+			if ok, err := path.Match(g.pat, e); err != nil || ok {
 				return true
 			}
 		}
-		if len(h.globs) > 0 {
-			low := strings.ToLower(e)
-			for _, g := range h.globs {
-				if g == "" {
-					return true
-				}
-				if ok, err := path.Match(g, low); err != nil || ok {
-					return true
-				}
-			}
+	}
+	return false
+}
+
+// hasUpper reports whether s holds an ASCII upper-case letter.
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
 		}
 	}
 	return false

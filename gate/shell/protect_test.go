@@ -145,7 +145,7 @@ func TestProtectedPaths(t *testing.T) {
 		{"echo x > src/$NAME.go", ask, "write-unknown"},
 		{"git apply <<'EOF'\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-a\n+b\nEOF", allow, ""},
 		{"git apply fix.patch && patch -p1 < fix.diff", allow, ""},
-		{`python3 -c "open('out.txt','w').write('x')"`, allow, ""},
+		{`python3 -c "open('out.txt','w').write('x')"`, ask, "inline-code"}, // allowed in a sandbox: TestInlineCodeSandboxed
 		{"tar -xf x.tar src/main.go && unzip x.zip docs/a.md", allow, ""},
 		{"git checkout main -- src/a.go && git restore --source=HEAD~1 README.md", allow, ""},
 		{"sort x | sponge x", allow, ""},

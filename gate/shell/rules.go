@@ -28,6 +28,7 @@ const (
 	ruleGitResetHard
 	ruleGitRewrite
 	ruleHistoryWipe
+	ruleInlineCode
 	ruleInterpreterCode
 	ruleInterpreterSocket
 	ruleInterpreterStdin
@@ -135,6 +136,10 @@ var ruleTable = [numRules]ruleSpec{
 	ruleHistoryWipe: {"history-wipe", "it could erase the shell history",
 		[]string{"history -c", "unset HISTFILE", "rm ~/.bash_history"},
 		[]string{"history"}},
+	ruleInlineCode: {"inline-code", whyCode,
+		[]string{"python3 -c 'print(1+1)'", "node -e 'console.log(1)'", "perl -ne 'print if /x/' f", "ruby -e 'puts 1'",
+			"php -r 'echo 1;'", "python3 <<'EOF'\nprint(1)\nEOF", "echo 'print(1)' > x.py && python3 x.py"},
+		[]string{"python3 script.py", "node --version", "go test ./...", "python3 -m pytest -q", "bash -c 'go vet ./...'"}},
 	ruleInterpreterCode: {"interpreter-code", whyCode,
 		[]string{"sed 's/x/y/e' f", "python3 -c \"exec(input())\""},
 		[]string{"python3 -c 'print(1)'", "sed 's/a/b/' f"}},
@@ -197,6 +202,70 @@ var ruleTable = [numRules]ruleSpec{
 	ruleWriteUnknown: {"write-unknown", "it writes to a place that is only known when it runs",
 		[]string{"echo x > $F", "cd $D && touch x"},
 		[]string{"touch x"}},
+}
+
+// capSpec says how a rule reads under the executor's capabilities
+// (Options.Exec), with examples TestRuleTable runs in two sandboxes: one
+// without network whose /tmp is its own (boxExec), one with network
+// (netBoxExec). A rule without an entry reads the same in any executor.
+type capSpec struct {
+	// network marks a rule that guards only against use of the network: in
+	// a sandbox without network the command fails to connect, so the rule
+	// does not fire there (the sandbox stops it, and the command is judged
+	// as the sandbox will run it). Outside a sandbox it fires as always.
+	network bool
+	// boxMatch and boxNoMatch must and must not fire in boxExec; netMatch
+	// must fire in netBoxExec.
+	boxMatch, boxNoMatch, netMatch []string
+}
+
+// boxExec and netBoxExec are the sandboxes the examples of capTable run in.
+var (
+	boxExec    = Executor{Sandboxed: true, TmpDir: "/tmp"}
+	netBoxExec = Executor{Sandboxed: true, Network: true}
+)
+
+// capTable registers how rules read in a sandbox. It is never written.
+var capTable = [numRules]capSpec{
+	ruleDevTcp: {network: true,
+		boxNoMatch: []string{"echo x > /dev/tcp/10.0.0.1/80"},
+		netMatch:   []string{"echo x > /dev/tcp/10.0.0.1/80"}},
+	ruleDnsLookup: {network: true,
+		boxNoMatch: []string{"dig example.com"},
+		netMatch:   []string{"dig example.com"}},
+	ruleInlineCode: {
+		// inside a sandbox, inline code is judged by its signs and by what
+		// the sandbox allows
+		boxNoMatch: []string{"python3 -c 'print(1+1)'", "node -e 'console.log(1)'", "perl -ne 'print if /x/' f"}},
+	ruleInterpreterCode: {
+		// signs still raise inline code in a sandbox: never lower
+		boxMatch: []string{"python3 -c \"import os; os.system('ls')\"", "python3 -c 'exec(input())'"},
+		netMatch: []string{"python3 -c \"import os; os.system('ls')\""}},
+	ruleInterpreterSocket: {network: true,
+		boxNoMatch: []string{"python3 -c 'import socket'", "perl -e 'use IO::Socket'", "awk 'BEGIN{print |& \"/inet/tcp/0/h/80\"}'"},
+		netMatch:   []string{"python3 -c 'import socket'", "node -e 'fetch(\"https://x\")'"}},
+	ruleNetApi: {network: true,
+		boxNoMatch: []string{"gh api repos/x/y -f body=z"},
+		netMatch:   []string{"gh api repos/x/y -f body=z"}},
+	ruleNetTool: {network: true,
+		boxNoMatch: []string{"curl https://example.com", "ssh host", "wget -q u", "python3 -m http.server"},
+		netMatch:   []string{"curl https://example.com", "ssh host"}},
+	rulePublish: {network: true,
+		boxNoMatch: []string{"npm publish"},
+		netMatch:   []string{"npm publish"}},
+	// What a network tool or network code does besides the network is still
+	// judged in a sandbox without network.
+	ruleDiskDestroy: {
+		boxMatch: []string{"ssh host rm -rf /", "python3 -c \"import socket, os; os.system('rm -rf ~')\""}},
+	ruleProtectedPath: {
+		boxMatch: []string{"curl u sh -c 'echo x > .git/hooks/pre-commit'", "python3 -c \"import urllib; open('.git/config','a')\""}},
+	ruleWriteOutside: {
+		// the sandbox's own /tmp is not outside; the rest is
+		boxMatch:   []string{"cp a /etc/passwd", "echo x > /home/agent/x"},
+		boxNoMatch: []string{"echo x > /tmp/x", "cp a /tmp/b"},
+		netMatch:   []string{"echo x > /tmp/x"}},
+	ruleWriteUnknown: {
+		boxNoMatch: []string{"python3 -c \"open('/tmp/x','w').write('y')\""}},
 }
 
 // String returns the rule's stable name.

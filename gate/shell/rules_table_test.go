@@ -37,6 +37,37 @@ func TestRuleTable(t *testing.T) {
 				t.Errorf("rule %s: no-match example %q gives %s", spec.name, c, a.Summary())
 			}
 		}
+		caps := capTable[r]
+		for _, ex := range []struct {
+			exec  Executor
+			srcs  []string
+			fires bool
+			what  string
+		}{
+			{boxExec, caps.boxMatch, true, "sandbox match"},
+			{boxExec, caps.boxNoMatch, false, "sandbox no-match"},
+			{netBoxExec, caps.netMatch, true, "networked sandbox match"},
+		} {
+			o := testOpts
+			o.Exec = ex.exec
+			for _, c := range ex.srcs {
+				if a := Analyze(c, o); slices.Contains(a.Rules(), spec.name) != ex.fires {
+					t.Errorf("rule %s: %s example %q gives %s", spec.name, ex.what, c, a.Summary())
+				}
+			}
+		}
+		if caps.network {
+			// a network rule fires outside a sandbox on what a sandbox
+			// without network lets through
+			for _, c := range caps.boxNoMatch {
+				if a := Analyze(c, testOpts); !slices.Contains(a.Rules(), spec.name) {
+					t.Errorf("rule %s: %q outside a sandbox gives %s", spec.name, c, a.Summary())
+				}
+			}
+			if len(caps.boxNoMatch) == 0 || len(caps.netMatch) == 0 {
+				t.Errorf("network rule %s needs examples in both sandboxes", spec.name)
+			}
+		}
 	}
 }
 

@@ -161,8 +161,9 @@ func TestWrappers(t *testing.T) {
 		// legitimate wrapper use
 		{"env GOOS=linux go build ./... && time go test ./... && timeout 60 make test && nice make", allow, ""},
 		{"env GOOS=$os GOARCH=\"$arch\" go build ./...", allow, ""},
-		{"python3 -W ignore -c 'print(1)' && python3 -m json.tool x.json && perl -lne 'print if /x/' f", allow, ""},
-		{"perl -i.bak -pe 's/a/b/' f.txt && ruby -e 'puts 1' && node -p '1+1'", allow, ""},
+		// inline code asks outside a sandbox; allowed in one: TestInlineCodeSandboxed
+		{"python3 -W ignore -c 'print(1)' && python3 -m json.tool x.json && perl -lne 'print if /x/' f", ask, "inline-code"},
+		{"perl -i.bak -pe 's/a/b/' f.txt && ruby -e 'puts 1' && node -p '1+1'", ask, "inline-code"},
 		{"find . -name '*.go' -exec gofmt -l {} +", allow, ""},
 		{"git ls-files | xargs wc -l", allow, ""},
 		{"bash scripts/test.sh && sh -c 'go vet ./...'", allow, ""},
@@ -264,7 +265,7 @@ func TestStateTricks(t *testing.T) {
 		{"python3 -c \"open('/etc/cron.d/x','w').write('y')\"", deny, "write-outside"},
 		{"python3 -c \"open('/tmp/x','w').write('y')\"", ask, "write-unknown"},
 		{"perl -e 'open(F, \">/tmp/x\"); print F 1'", ask, "write-unknown"},
-		{"python3 -c \"print(open('/etc/os-release').read())\"", allow, ""},
+		{"python3 -c \"print(open('/etc/os-release').read())\"", ask, "inline-code"}, // allowed in a sandbox: TestInlineCodeSandboxed
 		{"git -C sub status && git -C sub commit -m x && git log -n1", allow, ""},
 		{"git push origin HEAD:refs/heads/x", allow, ""},
 	})

@@ -44,6 +44,9 @@ type Options struct {
 	// asks: files that run code or change rights later. nil means
 	// protect.Default(); a list can extend the default, never shrink it.
 	Protected *protect.List
+	// Exec is what the executor that runs the commands lets them do; the
+	// zero value, no sandbox, is the strictest reading.
+	Exec Executor
 }
 
 // Command is one simple command found in a command line.
@@ -134,6 +137,7 @@ type prepared struct {
 	start      dirs   // the work dir as the first working directory
 	protect    *protect.List
 	heads      protectHeads // a cheap test that a path cannot be protected
+	exec       Executor     // Options.Exec, its writable roots cleaned
 }
 
 func prepare(o Options) prepared {
@@ -142,6 +146,7 @@ func prepare(o Options) prepared {
 		pr.protect = protect.Default()
 	}
 	pr.heads = newProtectHeads(pr.protect)
+	pr.exec = o.Exec.prepared()
 	if o.WorkDir != "" && filepath.IsAbs(o.WorkDir) {
 		pr.work = filepath.Clean(o.WorkDir)
 	}
@@ -208,6 +213,7 @@ type analyzer struct {
 	home    string // cleaned Home, "" when unknown
 	protect *protect.List
 	heads   *protectHeads
+	exec    Executor // what the executor lets the commands do
 	// homeVar is the value $HOME is taken to have: home, unless the line
 	// assigns or unsets HOME, then "" (unknown).
 	homeVar string
@@ -257,6 +263,9 @@ func (a *analyzer) finish() Analysis {
 }
 
 func (a *analyzer) add(d gate.Decision, id ruleID, reason, cmd string) {
+	if a.stopped(id) {
+		return // the sandbox stops it: judged as the sandbox will
+	}
 	for _, f := range a.res.Findings {
 		if f.id == id && f.Reason == reason && f.Command == cmd {
 			return

@@ -10,13 +10,15 @@ import (
 	"github.com/reinhq/rein/secret"
 )
 
-// sessionEnv gives every command of a session the allowlisted environment
-// (secret.ChildEnv: PATH, HOME, USER, LANG, LC_ALL, TERM) plus REIN_SESSION
-// and REIN_SESSION_TOKEN, whatever the backend. A command whose caller set
-// its environment (Cmd.Env non-nil) keeps it.
+// sessionEnv gives every command of a session the environment of
+// sandbox.ChildEnv (PATH, HOME, USER, LANG, LC_ALL, TERM, TMPDIR, nothing
+// else of rein's) plus REIN_SESSION and REIN_SESSION_TOKEN, whatever the
+// backend. A command whose caller set its environment (Cmd.Env non-nil)
+// keeps it.
 type sessionEnv struct {
 	sandbox.Executor
-	base    []string // where the allowlisted variables come from
+	host    []string       // what ChildEnv keeps variables from
+	inside  sandbox.Inside // where the backend places HOME, TMPDIR and PATH
 	session string
 	token   *secret.SessionToken
 }
@@ -24,34 +26,35 @@ type sessionEnv struct {
 // Exec runs c with the session's environment.
 func (s sessionEnv) Exec(ctx context.Context, c sandbox.Cmd) (sandbox.Result, error) {
 	if c.Env == nil {
-		c.Env = secret.ChildEnv(s.base, s.session, s.token.Value())
+		in := s.inside
+		in.Session, in.Token = s.session, s.token.Value()
+		c.Env = sandbox.ChildEnv(s.host, in)
 	}
 	return s.Executor.Exec(ctx, c)
 }
 
-// childBase is what the allowlist picks from: the container's own defaults
-// for docker (the host's PATH and HOME mean nothing there), else rein's
-// environment, with PATH and HOME defaulted when rein has none.
-func childBase(backend string, environ []string) []string {
+// childInside returns what a backend's commands' environment is built
+// from: nothing of rein's environment for a container, placed as the
+// container has it (the host's PATH and HOME mean nothing there), else
+// rein's environment, run on the host (landlock then moves HOME and TMPDIR
+// into its private temp dir).
+func childInside(backend string, environ []string) ([]string, sandbox.Inside) {
 	if strings.HasPrefix(backend, SandboxDocker) || backend == "podman" {
-		return docker.DefaultEnv()
+		return nil, docker.Inside()
 	}
-	base := append([]string(nil), environ...)
-	has := func(name string) bool {
-		for _, kv := range base {
-			if strings.HasPrefix(kv, name+"=") {
-				return true
-			}
-		}
-		return false
-	}
-	if !has("PATH") {
-		base = append(base, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
-	}
-	if !has("HOME") {
+	if !hasVar(environ, "HOME") {
 		if h, err := os.UserHomeDir(); err == nil {
-			base = append(base, "HOME="+h)
+			environ = append(environ[:len(environ):len(environ)], "HOME="+h)
 		}
 	}
-	return base
+	return environ, sandbox.Inside{}
+}
+
+func hasVar(environ []string, name string) bool {
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
 }

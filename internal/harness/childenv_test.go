@@ -14,8 +14,8 @@ import (
 	"github.com/reinhq/rein/secret"
 )
 
-// A command sees exactly the allowlisted variables plus REIN_SESSION and
-// REIN_SESSION_TOKEN (and what the shell sets itself); a secret planted in
+// A command sees exactly the allowlisted variables (sandbox.ChildEnv) plus
+// REIN_SESSION and REIN_SESSION_TOKEN (and what the shell sets itself); a secret planted in
 // rein's environment, and any other variable, is absent. The token is the
 // session's, shown to nobody in full: not to the model, not in the log,
 // which keeps a masked form.
@@ -64,7 +64,7 @@ func TestChildEnvIsTheAllowlist(t *testing.T) {
 		}
 	}
 	slices.Sort(got)
-	want := []string{"HOME", "LANG", "LC_ALL", "PATH", "REIN_SESSION", "REIN_SESSION_TOKEN", "TERM", "USER"}
+	want := []string{"HOME", "LANG", "LC_ALL", "PATH", "REIN_SESSION", "REIN_SESSION_TOKEN", "TERM", "TMPDIR", "USER"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("the command's environment has %q, want exactly %q\n%s", got, want, result)
 	}

@@ -162,7 +162,9 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 			return nil, err
 		}
 		defer closeExec.Close()
-		exec, backend = sessionEnv{Executor: ex, base: childBase(b, os.Environ()), session: id, token: token}, b
+		host, inside := childInside(b, os.Environ())
+		exec, backend = sessionEnv{Executor: ex, host: host, inside: inside, session: id, token: token}, b
+		spec.Policy.Exec = Capabilities(b)
 	}
 	// The token never reaches the model or the log in full, whatever a
 	// command prints.

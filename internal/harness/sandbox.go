@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/reinhq/rein/gate/shell"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/sandbox/docker"
 )
@@ -92,6 +93,23 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 		return unavailable{lerr}, "unavailable", nopCloser{}, nil
 	}
 	return nil, "", nil, fmt.Errorf("unknown sandbox %q: use auto, landlock, docker or none", s.Backend)
+}
+
+// Capabilities returns what the backend OpenExecutor chose (its second
+// result) lets a command do, for the shell analyzer, which then judges a
+// command as that sandbox will run it. Landlock and containers (started
+// here always with network "none") stop every connection; a container's
+// /tmp is a tmpfs of its own, while landlock's private temp dir has a path
+// only known when it runs, so only the work dir is writable there. Any
+// other backend (none, unavailable) is no sandbox: the strictest reading.
+func Capabilities(backend string) shell.Executor {
+	switch backend {
+	case SandboxLandlock:
+		return shell.Executor{Sandboxed: true}
+	case SandboxDocker, "podman":
+		return shell.Executor{Sandboxed: true, TmpDir: "/tmp"}
+	}
+	return shell.Executor{}
 }
 
 type nopCloser struct{}

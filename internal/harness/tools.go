@@ -93,6 +93,10 @@ type Policy struct {
 	// Protected are the protected paths a write asks about in every mode
 	// (config's Protect.List()); nil is the built-in list, never none.
 	Protected *protect.List
+	// Exec is what the session's executor lets commands do (Capabilities
+	// of its backend), so that the shell analysis is sandbox-aware; the
+	// zero value is no sandbox, the strictest reading.
+	Exec shell.Executor
 }
 
 // FlowGate returns the data-flow gate for a Flow setting over l, nil for
@@ -131,7 +135,7 @@ func Gates(p Policy, workdir string, net *netguard.Policy) (*gate.Pipeline, erro
 		return nil, fmt.Errorf("scope: %w", err)
 	}
 	sc.WithProtected(p.Protected)
-	shOpts := shell.Options{WorkDir: workdir, Home: home(), Protected: p.Protected}
+	shOpts := shell.Options{WorkDir: workdir, Home: home(), Protected: p.Protected, Exec: p.Exec}
 	perm, err := permission.NewGate(p.Mode, p.Rules, shOpts)
 	if err != nil {
 		return nil, err

@@ -92,17 +92,17 @@ type Options struct {
 }
 
 // DefaultEnv is the environment of a command in the container when neither
-// Cmd.Env nor Options.Env says otherwise. Nothing of rein's environment is
-// in it; HOME and TMPDIR point at the tmpfs so that caches do not land in the
-// work dir.
+// Cmd.Env nor Options.Env says otherwise: sandbox.ChildEnv of nothing of
+// rein's environment, as Inside places it (HOME and TMPDIR on the tmpfs, so
+// that caches do not land in the work dir; the image's standard PATH).
 func DefaultEnv() []string {
-	return []string{
-		"HOME=/tmp",
-		"LANG=C.UTF-8",
-		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-		"TERM=dumb",
-		"TMPDIR=/tmp",
-	}
+	return sandbox.ChildEnv(nil, Inside())
+}
+
+// Inside is how a command in the container sees its environment, for
+// sandbox.ChildEnv: the host's HOME, TMPDIR and PATH mean nothing there.
+func Inside() sandbox.Inside {
+	return sandbox.Inside{Home: "/tmp", TmpDir: "/tmp", Path: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 }
 
 // Executor runs commands in one container. It is safe for concurrent use.
