@@ -120,6 +120,9 @@ func ParseRole(s string) (tool.Role, error) {
 // tools with "__", which it may not hold itself.
 var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*$`)
 
+// ValidServerName reports whether s may name an MCP server.
+func ValidServerName(s string) bool { return serverName.MatchString(s) && len(s) <= 32 }
+
 // envName is an environment variable's name.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -128,7 +131,7 @@ func validMCP(m MCP) error {
 	for _, name := range slices.Sorted(maps.Keys(m.Servers)) {
 		s := m.Servers[name]
 		key := "mcp.servers." + name
-		if !serverName.MatchString(name) || len(name) > 32 {
+		if !ValidServerName(name) {
 			return fmt.Errorf("%s: a server's name prefixes its tools (NAME__tool): use at most 32 letters, digits, '-' and single '_'", key)
 		}
 		switch {
