@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinhq/rein/approve"
@@ -171,20 +171,26 @@ func (s *server) explain(cctx, parent context.Context, err error) error {
 		return context.Cause(parent)
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("%w: server %q took longer than %v; whether the call had an effect is unknown", ErrTimeout, s.name, s.cfg.CallTimeout())
-	case errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || s.closed():
-		msg := fmt.Sprintf("%v: server %q", ErrServerGone, s.name)
-		if s.proc != nil {
-			if st := s.proc.status(); st != "" {
-				msg += " " + st
-			}
-			if tail := s.proc.stderr.String(); tail != "" {
-				msg += "; its last words on stderr: " + tail
-			}
-		}
-		return fmt.Errorf("%s (%w); its tools cannot run for the rest of this session", msg, errors.Join(ErrServerGone, err))
+	case errors.As(err, new(*jsonrpc.Error)) && !s.closed():
+		return fmt.Errorf("server %q answered with an error: %w", s.name, err)
+	case !errors.Is(err, sdk.ErrConnectionClosed) && !s.ending():
+		return fmt.Errorf("server %q: %w", s.name, err)
 	}
-	return fmt.Errorf("server %q: %w", s.name, err)
+	// The transport failed (the process died, a message could not be
+	// read or was too big): the connection is gone; say what the process
+	// left behind.
+	msg := fmt.Sprintf("%v: server %q", ErrServerGone, s.name)
+	if s.proc != nil {
+		if st := s.proc.status(); st != "" {
+			msg += " " + st
+		}
+		if tail := s.proc.stderr.String(); tail != "" {
+			msg += "; its last words on stderr: " + tail
+		}
+	}
+	return fmt.Errorf("%s (%w); its tools cannot run for the rest of this session", msg, errors.Join(ErrServerGone, err))
 }
+
 
 // closed reports whether the session's connection has ended.
 func (s *server) closed() bool {
@@ -195,6 +201,21 @@ func (s *server) closed() bool {
 	case <-s.gone:
 		return true
 	default:
+		return false
+	}
+}
+
+// ending reports whether the connection ends within a moment: a failed
+// read (a message too big or malformed, a dead process) ends it, shortly
+// after the call that saw the failure returned.
+func (s *server) ending() bool {
+	if s.gone == nil {
+		return false
+	}
+	select {
+	case <-s.gone:
+		return true
+	case <-time.After(2 * time.Second):
 		return false
 	}
 }
