@@ -191,7 +191,6 @@ func (s *server) explain(cctx, parent context.Context, err error) error {
 	return fmt.Errorf("%s (%w); its tools cannot run for the rest of this session", msg, errors.Join(ErrServerGone, err))
 }
 
-
 // closed reports whether the session's connection has ended.
 func (s *server) closed() bool {
 	if s.gone == nil {
