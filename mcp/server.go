@@ -336,8 +336,14 @@ func startProcess(sc config.MCPServer, opts Options) (*process, error) {
 	return p, nil
 }
 
-// status says how the process ended, or "" while it runs.
+// status says how the process ended, or "" while it runs. The
+// connection fails a moment before the process is reaped: status waits
+// that moment.
 func (p *process) status() string {
+	select {
+	case <-p.done:
+	case <-time.After(time.Second):
+	}
 	select {
 	case <-p.done:
 		if p.waitErr != nil {
