@@ -206,6 +206,9 @@ var modelName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // session must not begin without the tools its config promises. A tool
 // that cannot be offered is in the Set's reports with the reason.
 func Connect(ctx context.Context, cfg config.MCP, opts Options) (*Set, error) {
+	if !slices.ContainsFunc(slices.Collect(maps.Values(cfg.Servers)), func(s config.MCPServer) bool { return !s.Disabled }) {
+		return &Set{}, nil // no server: no pins to read
+	}
 	pinFile := opts.PinFile
 	if pinFile == "" {
 		var err error

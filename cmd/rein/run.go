@@ -18,6 +18,7 @@ import (
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/internal/termsafe"
+	"github.com/reinhq/rein/mcp"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/anthropic"
 	"github.com/reinhq/rein/model/openai"
@@ -105,8 +106,15 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	defer p.lines.Close()
-	p.spec.Task, p.spec.Expect = c.Task, c.Expect
 	meta := p.spec.Meta.(settings)
+	servers, err := connectMCP(ctx, e, meta.Config.MCP, askerFor(p, e, c.ApprovalTimeout))
+	if err != nil {
+		return err
+	}
+	defer servers.Close()
+	p.spec.Tools = append(p.spec.Tools, servers.Tools()...)
+	p.spec.Policy.Allowed = append(p.spec.Policy.Allowed, servers.Names()...)
+	p.spec.Task, p.spec.Expect = c.Task, c.Expect
 	meta.Expect = c.Expect
 	p.spec.Meta = meta
 	out, err := runSession(ctx, e, p.spec, c.JSON, true, p)
@@ -401,7 +409,7 @@ func (c *agentFlags) model() (model.Model, error) {
 			return nil, usageError{err}
 		}
 		reg := knownTools()
-		if err := s.CheckTools(reg.Has); err != nil {
+		if err := s.CheckTools(func(n string) bool { return reg.Has(n) || mcp.IsToolName(n) }); err != nil {
 			return nil, usagef("script %s: %v (known tools: %s)", name, err, strings.Join(reg.Names(), ", "))
 		}
 		return scripted.New("scripted:"+name, s), nil
