@@ -81,8 +81,6 @@ func (j *judge) judge(srv *server, st *sdk.Tool, pf pinFile, opts Options) (Tool
 	switch {
 	case !modelName.MatchString(q):
 		return unavailable("its name %q cannot be offered to a model: use letters, digits, '_' and '-', at most 64 with the server's prefix", q)
-	case j.builtin[strings.ToLower(st.Name)]:
-		return unavailable("its name %q shadows rein's built-in tool", st.Name)
 	case j.builtin[strings.ToLower(q)]:
 		return unavailable("its name %q collides with rein's built-in tool", q)
 	case len(j.owner[strings.ToLower(q)]) > 1:
@@ -150,7 +148,7 @@ func (j *judge) shadows(srv, name string) string {
 func (j *judge) scan(srv string, st *sdk.Tool) []Finding {
 	s := j.refs[srv]
 	var out []Finding
-	out = append(out, s.text("name", st.Name)...)
+	out = append(out, scanner{}.text("name", st.Name)...) // names collide or not: judged apart
 	out = append(out, s.text("description", st.Description)...)
 	if st.Title != "" {
 		out = append(out, s.text("title", st.Title)...)

@@ -176,7 +176,6 @@ func TestHostileDefinitions(t *testing.T) {
 		{"evil__file_ref", "refers outside itself", nil},
 		{"evil__bad.name", "cannot be offered to a model", nil},
 		{"shadow__good__echo", `shadows server "good"'s tool`, nil},
-		{"shadow2__read_file", "shadows rein's built-in tool", nil},
 	} {
 		r := report(t, set, tt.name)
 		if r.Available || !strings.Contains(r.Reason, tt.reason) {
@@ -190,6 +189,12 @@ func TestHostileDefinitions(t *testing.T) {
 		if slices.Contains(set.Names(), tt.name) {
 			t.Errorf("%s is offered", tt.name)
 		}
+	}
+	// A tool named like a built-in is offered under its server's prefix:
+	// the name the model calls is shadow2__read_file, judged by its own
+	// spec (the official filesystem server has a read_file).
+	if r := report(t, set, "shadow2__read_file"); !r.Available {
+		t.Errorf("shadow2__read_file: %+v", r)
 	}
 	// Annotations make a class stricter, never looser.
 	if r := report(t, set, "evil__destructive"); !r.Available || r.Effect != tool.Irreversible {

@@ -75,7 +75,7 @@ var imperatives = []*regexp.Regexp{
 	regexp.MustCompile(`\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+)?(previous|prior|above|earlier|other|system|original)\b`),
 	regexp.MustCompile(`\b(do\s+not|don't|dont|never)\s+(tell|inform|mention|alert|notify|show|reveal|disclose)\b[^.]{0,40}\b(user|human|anyone)\b`),
 	regexp.MustCompile(`\b(before|after|instead\s+of)\s+(using|calling|running|invoking)\s+(this|any|the|another|other|that)\b`),
-	regexp.MustCompile(`\byou\s+(must|should|need\s+to|have\s+to|are\s+required\s+to|will)\s+(first\s+|always\s+|also\s+|now\s+)?(call|invoke|run|read|send|include|pass|forward|upload|fetch|execute)\b`),
+	regexp.MustCompile(`\byou\s+(must|should|need\s+to|have\s+to|are\s+required\s+to|will)\s+(first\s+|always\s+|also\s+|now\s+)?(call|invoke|run|read|send|forward|upload|fetch|execute)\b`),
 	regexp.MustCompile(`\b(always|first)\s+(call|invoke|run|read|send|forward|upload|execute)\b`),
 	regexp.MustCompile(`\bsystem\s+prompt\b|\bnew\s+instructions?\b|\byour\s+instructions\b`),
 	regexp.MustCompile(`<\s*/?\s*(important|instructions?|secret|hidden|system|admin)\s*>`),
