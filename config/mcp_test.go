@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +153,43 @@ func TestParseRole(t *testing.T) {
 	}
 	if _, err := config.ParseRole("role(9)"); err == nil {
 		t.Error("ParseRole(role(9)) passed")
+	}
+}
+
+// Every key of a server and of a tool has a narrowing rule: a project
+// restating the user's value is never refused, for want of a rule or
+// otherwise.
+func TestEveryMCPKeyHasANarrowingRule(t *testing.T) {
+	t.Parallel()
+	server := map[string]string{
+		"command": `"mcp-files"`, "args": `["--root", "."]`, "env": `{ LOG_LEVEL = "info" }`, "pass_env": `["FILES_TOKEN"]`,
+		"timeout": `"30s"`, "disabled": "false", "tools": "{}",
+	}
+	hub := map[string]string{"url": `"https://mcp.example.com/mcp"`, "headers": `{ Authorization = "HUB_AUTH" }`}
+	tools := map[string]string{"effect": `"read-only"`, "roles": `{ path = "path" }`, "disabled": "false", "trust_description": "false"}
+	for f := range reflect.TypeFor[config.MCPServer]().Fields() {
+		k := f.Tag.Get("toml")
+		v, name := server[k], "files"
+		if v == "" {
+			v, name = hub[k], "hub"
+		}
+		if v == "" {
+			t.Errorf("no test value for mcp.servers.NAME.%s: add one, and a narrowing rule in config.narrowMCP", k)
+			continue
+		}
+		if _, err := config.Load(file(t, userMCP), project(t, "[mcp.servers."+name+"]\n"+k+" = "+v+"\n")); err != nil {
+			t.Errorf("restating mcp.servers.%s.%s: %v", name, k, err)
+		}
+	}
+	for f := range reflect.TypeFor[config.MCPTool]().Fields() {
+		k := f.Tag.Get("toml")
+		v, ok := tools[k]
+		if !ok {
+			t.Errorf("no test value for mcp.servers.NAME.tools.TOOL.%s: add one, and a narrowing rule in config.narrowMCP", k)
+			continue
+		}
+		if _, err := config.Load(file(t, userMCP), project(t, "[mcp.servers.files.tools.read]\n"+k+" = "+v+"\n")); err != nil {
+			t.Errorf("restating mcp.servers.files.tools.read.%s: %v", k, err)
+		}
 	}
 }
