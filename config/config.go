@@ -38,6 +38,7 @@ type Config struct {
 	Audit       Audit       `toml:"audit" json:"audit"`
 	Flow        Flow        `toml:"flow" json:"flow"`
 	Protect     Protect     `toml:"protect" json:"protect"`
+	MCP         MCP         `toml:"mcp" json:"mcp"`
 	// Prices are the models' prices, keyed "provider:model" (price.Defaults,
 	// overridden per model by the files); look one up with Prices.Lookup.
 	// Not recorded with the configuration: a session records the one price
@@ -232,6 +233,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("protect.paths: %w", err)
 		}
 	}
+	if err := validMCP(c.MCP); err != nil {
+		return err
+	}
 	return validPrices(c.Prices)
 }
 
@@ -304,6 +308,7 @@ func apply(c *Config, s Source) error {
 	next.Prices = maps.Clone(c.Prices)
 	next.Permissions.Rules = nil // rules accumulate: decode this file's alone
 	next.Protect.Paths = nil     // so do protected paths
+	next.MCP = MCP{}             // servers are merged key by key below
 	md, err := toml.Decode(string(data), &next)
 	if err != nil {
 		var perr toml.ParseError
@@ -320,6 +325,10 @@ func apply(c *Config, s Source) error {
 		return fmt.Errorf("config %s: unknown key %s (known: %s)", s.Path, strings.Join(keys, ", "), strings.Join(Keys(), ", "))
 	}
 	if err := checkPrices(next.Prices, md); err != nil {
+		return fmt.Errorf("config %s: %w", s.Path, err)
+	}
+	next.MCP = mergeMCP(c.MCP, next.MCP, md)
+	if err := validMCP(next.MCP); err != nil {
 		return fmt.Errorf("config %s: %w", s.Path, err)
 	}
 	if s.Narrow {
@@ -362,11 +371,13 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 	switch {
 	case len(key) == 1:
 		switch k {
-		case "limits", "tools", "permissions", "network", "sandbox", "audit", "flow", "protect":
+		case "limits", "tools", "permissions", "network", "sandbox", "audit", "flow", "protect", "mcp":
 			return nil // a table: its keys are judged one by one
 		case "prices":
 			return errors.New("prices change what the cost cap counts")
 		}
+	case key[0] == "mcp":
+		return narrowMCP(key, prev, next)
 	case k == "limits.max_steps":
 		return raise(k, float64(prev.Limits.MaxSteps), float64(next.Limits.MaxSteps))
 	case k == "limits.max_tool_calls":

@@ -259,7 +259,7 @@ func TestKeys(t *testing.T) {
 		"tools.allow", "tools.read_lines", "tools.limits",
 		"permissions.mode", "permissions.rules", "network.allow",
 		"sandbox.backend", "sandbox.image", "sandbox.runtime", "sandbox.memory",
-		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "prices",
+		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "mcp.servers", "prices",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {
 		t.Errorf("Keys() = %q, want %q", got, want)
@@ -274,6 +274,7 @@ func TestKeys(t *testing.T) {
 		"network.allow":     `["intranet.example:8080"]`,
 		"sandbox.backend":   `"landlock"`, "sandbox.image": `"img"`, "sandbox.runtime": `"podman"`,
 		"sandbox.memory": `"1GiB"`, "flow.on_hit": `"deny"`, "protect.paths": `["deploy/"]`,
+		"mcp.servers": `{ srv = { command = "srv" } }`,
 	}
 	for _, k := range want {
 		v, ok := values[k]

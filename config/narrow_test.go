@@ -157,6 +157,7 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		"permissions.mode": `"default"`, "permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "rm" }]`,
 		"network.allow": `[]`, "sandbox.backend": `"auto"`, "sandbox.image": `""`, "sandbox.runtime": `""`,
 		"sandbox.memory": `"2GiB"`, "audit.dir": `""`, "audit.durability": `"fsync"`, "flow.on_hit": `"ask"`, "protect.paths": `["x/"]`, "prices": "{}",
+		"mcp.servers": "{}",
 	}
 	for _, k := range config.Keys() {
 		v, ok := values[k]

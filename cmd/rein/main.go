@@ -47,6 +47,7 @@ type cli struct {
 	Sandbox  sandboxCmd  `cmd:"" help:"Run a command in a sandbox (exec), check the backends (doctor), clean up containers (gc)."`
 	Resume   resumeCmd   `cmd:"" help:"Continue an interrupted session from its audit log; an irreversible call that may have happened is never repeated without a human."`
 	Eval     evalCmd     `cmd:"" help:"Run the evaluation suites under each guard configuration and report utility, attack success, harm and false blocks."`
+	MCP      mcpCmd      `cmd:"" name:"mcp" help:"The MCP servers of [mcp.servers]: list their tools (list), approve changed definitions (pin)."`
 	Version  versionCmd  `cmd:"" help:"Print rein's version."`
 }
 

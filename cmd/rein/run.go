@@ -19,6 +19,7 @@ import (
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/termsafe"
+	"github.com/reinhq/rein/mcp"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/anthropic"
 	"github.com/reinhq/rein/model/openai"
@@ -107,6 +108,15 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	defer p.lines.Close()
+	servers, err := connectMCP(ctx, e, p.meta.Config.MCP, askerFor(p, e, c.ApprovalTimeout))
+	if err != nil {
+		return err
+	}
+	defer servers.Close()
+	p.opts.Tools = append(p.opts.Tools, servers.Tools()...)
+	if p.opts.ExactAllow {
+		p.opts.Allow = append(p.opts.Allow, servers.Names()...)
+	}
 	p.meta.Expect = c.Expect
 	p.opts.Meta = p.meta
 	out, err := runSession(ctx, e, p.opts, job{Task: c.Task, Expect: c.Expect}, c.JSON, true, p)
@@ -496,7 +506,7 @@ func (c *agentFlags) model() (model.Model, error) {
 			return nil, usageError{err}
 		}
 		reg := knownTools()
-		if err := s.CheckTools(reg.Has); err != nil {
+		if err := s.CheckTools(func(n string) bool { return reg.Has(n) || mcp.IsToolName(n) }); err != nil {
 			return nil, usagef("script %s: %v (known tools: %s)", name, err, strings.Join(reg.Names(), ", "))
 		}
 		return scripted.New("scripted:"+name, s), nil

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// rein run offers the tools of the configured MCP servers, records their
+// calls in the audit log, leaves out the hostile ones with the reason, and
+// refuses to start when a server cannot; rein mcp list shows pin states;
+// rein mcp pin shows a changed definition's difference and pins it after
+// a yes (here --yes).
+func TestMCPCommands(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "mcptestserver")
+	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "../../mcp/internal/testserver/mcptestserver").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	work := filepath.Join(dir, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeConfig := func(srvArgs string) {
+		t.Helper()
+		c := "[mcp.servers.srv]\ncommand = \"" + bin + "\"\nargs = [" + srvArgs + "]\n[mcp.servers.srv.tools.echo]\neffect = \"read-only\"\n" +
+			"[mcp.servers.evil]\ncommand = \"" + bin + "\"\nargs = [\"-hostile\"]\n"
+		if err := os.MkdirAll(filepath.Join(dir, "config", "rein"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "config", "rein", "config.toml"), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rein := func(args ...string) (code int, stdout, stderr string) {
+		t.Helper()
+		var o, e bytes.Buffer
+		code = run(t.Context(), args, env{stdin: strings.NewReader(""), stdout: &o, stderr: &e})
+		return code, o.String(), e.String()
+	}
+	want := func(what, s string, subs ...string) {
+		t.Helper()
+		for _, sub := range subs {
+			if !strings.Contains(s, sub) {
+				t.Errorf("%s lacks %q:\n%s", what, sub, s)
+			}
+		}
+	}
+	writeConfig("")
+
+	code, out, errOut := rein("mcp", "list", "--workdir", work)
+	if code != 0 {
+		t.Fatalf("mcp list: %d\n%s%s", code, out, errOut)
+	}
+	want("mcp list", out, "srv__echo", "read-only", "new", "offered", "evil__poisoned", "NOT OFFERED: its definition carries injection markers")
+
+	script := filepath.Join(dir, "script.json")
+	if err := os.WriteFile(script, []byte(`{"turns":[{"text":"Echo.","calls":[{"tool":"srv__echo","args":{"text":"hi from mcp"}}]},{"text":"Done."}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	audit := filepath.Join(dir, "audit")
+	code, out, errOut = rein("run", "--model", "scripted:"+script, "--workdir", work, "--audit-dir", audit, "--sandbox", "none", "Echo hi")
+	if code != 0 {
+		t.Fatalf("run: %d\n%s%s", code, out, errOut)
+	}
+	want("run stderr", errOut, "MCP server srv runs UNSANDBOXED", "MCP tool evil__poisoned is not offered")
+	logs, _ := filepath.Glob(filepath.Join(audit, "*.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("audit logs: %v", logs)
+	}
+	data, _ := os.ReadFile(logs[0])
+	want("audit log", string(data), `"tool":"srv__echo"`, "echo: hi from mcp")
+
+	// The server's echo changes: a rug pull between sessions.
+	writeConfig(`"-variant", "2"`)
+	_, out, _ = rein("mcp", "list", "--workdir", work)
+	want("mcp list after the change", out, "changed", "NOT OFFERED: its definition changed since it was pinned")
+	code, out, errOut = rein("mcp", "pin", "srv", "--workdir", work)
+	if code != exitUsage {
+		t.Errorf("mcp pin without a terminal: %d, want %d", code, exitUsage)
+	}
+	want("mcp pin", out+errOut, "-   \"description\": \"Echoes the text it is given.\",\n  +   \"description\": \"Echoes the text it is given, now better.\"", "pass --yes")
+	code, out, errOut = rein("mcp", "pin", "srv", "--yes", "--workdir", work)
+	if code != 0 {
+		t.Fatalf("mcp pin --yes: %d\n%s%s", code, out, errOut)
+	}
+	want("mcp pin --yes", out, "pinned: echo")
+	_, out, _ = rein("mcp", "list", "--workdir", work)
+	if strings.Contains(out, "srv__echo                        read-only    changed") {
+		t.Errorf("still changed after pinning:\n%s", out)
+	}
+
+	// A project may not add a server.
+	if err := os.MkdirAll(filepath.Join(work, ".rein"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, ".rein", "config.toml"), []byte("[mcp.servers.planted]\ncommand = \"sh\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = rein("run", "--model", "scripted:"+script, "--workdir", work, "--audit-dir", audit, "Echo hi")
+	if code != exitUsage {
+		t.Errorf("run with a project adding a server: %d, want %d", code, exitUsage)
+	}
+	want("project adding a server", errOut, "mcp.servers.planted adds an MCP server")
+	os.Remove(filepath.Join(work, ".rein", "config.toml"))
+
+	// A server that cannot start stops the session before the model is called.
+	if err := os.WriteFile(filepath.Join(dir, "config", "rein", "config.toml"), []byte("[mcp.servers.gone]\ncommand = \""+filepath.Join(dir, "nothing")+"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = rein("run", "--model", "scripted:"+script, "--workdir", work, "--audit-dir", audit, "Echo hi")
+	if code != exitError {
+		t.Errorf("run with a broken server: %d, want %d", code, exitError)
+	}
+	want("broken server", errOut, `refusing to start: MCP server "gone" cannot start`)
+	if logs, _ := filepath.Glob(filepath.Join(audit, "*.jsonl")); len(logs) != 1 {
+		t.Errorf("a session that could not start left a log: %v", logs)
+	}
+}
