@@ -9,6 +9,7 @@ import (
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/mcp/internal/testserver"
 	"github.com/reinhq/rein/model/scripted"
@@ -37,7 +38,7 @@ func TestGuardedSession(t *testing.T) {
 	var recs []audit.Record
 	s, err := guarded.New(t.Context(), guarded.Options{
 		WorkDir: t.TempDir(), Model: scripted.New("mcp-e2e", script), Tools: set.Tools(), OnlyTools: true,
-		AuditDir: filepath.Join(state, "audit"), RollbackDir: filepath.Join(state, "rollback"), Sandbox: "none",
+		AuditDir: filepath.Join(state, "audit"), RollbackDir: filepath.Join(state, "rollback"), Sandbox: guarded.Sandbox{Backend: "none"},
 		Observe: func(r audit.Record) { mu.Lock(); recs = append(recs, r); mu.Unlock() },
 	})
 	if err != nil {
@@ -59,7 +60,7 @@ func TestGuardedSession(t *testing.T) {
 			injected = strings.Contains(r.Content, "ignore previous instructions")
 		case r.Type == audit.Result && r.Tool == "good__send" && !r.Refused:
 			sent = true
-		case r.Type == audit.Verdict && r.Tool == "good__send" && r.Decision != "allow":
+		case r.Type == audit.Verdict && r.Tool == "good__send" && !r.Decision.Is(gate.Allow):
 			refusedSend = true
 		}
 	}
