@@ -234,6 +234,16 @@ func (c Config) Validate() error {
 	return validPrices(c.Prices)
 }
 
+// tomlError is a decoder error in one line: the line and the message of a
+// syntax error, without the decoder's own prefix.
+func tomlError(err error) error {
+	var perr toml.ParseError
+	if errors.As(err, &perr) {
+		return fmt.Errorf("line %d: %s", perr.Position.Line, perr.Message)
+	}
+	return err
+}
+
 // Level returns the audit durability.
 func (a Audit) Level() (audit.Durability, error) {
 	switch a.Durability {
@@ -303,13 +313,18 @@ func apply(c *Config, s Source) error {
 	next.Prices = maps.Clone(c.Prices)
 	next.Permissions.Rules = nil // rules accumulate: decode this file's alone
 	next.Protect.Paths = nil     // so do protected paths
+	// First as plain TOML, for syntax errors with their line and for
+	// values of the wrong type named by key (checkTypes), then into next.
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		return fmt.Errorf("config %s: %w", s.Path, tomlError(err))
+	}
+	if err := checkTypes(raw, reflect.TypeFor[Config](), ""); err != nil {
+		return fmt.Errorf("config %s: %w", s.Path, err)
+	}
 	md, err := toml.Decode(string(data), &next)
 	if err != nil {
-		var perr toml.ParseError
-		if errors.As(err, &perr) {
-			return fmt.Errorf("config %s: line %d: %s", s.Path, perr.Position.Line, perr.Message)
-		}
-		return fmt.Errorf("config %s: %w", s.Path, err)
+		return fmt.Errorf("config %s: %w", s.Path, tomlError(err))
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		keys := make([]string, len(und))
