@@ -125,6 +125,10 @@ func run(ctx context.Context, args []string, e env) int {
 		fmt.Fprintf(e.stderr, "rein: internal error: %s\n", termsafe.Text(err.Error()))
 		return exitError
 	}
+	if err := unknownCommand(parser.Model, args); err != nil {
+		fmt.Fprintf(e.stderr, "rein: %s\n", termsafe.Text(err.Error()))
+		return exitUsage
+	}
 	kctx, err := parser.Parse(args)
 	if exited >= 0 { // --help
 		return exited
