@@ -42,7 +42,7 @@ func Need(tb testing.TB, component string, err error) {
 // Use it as a package's TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(testenv.IsolateState(m)) }
-func IsolateState(m *testing.M) int {
+func IsolateState(m interface{ Run() int }) int {
 	dir, err := os.MkdirTemp("", "rein-test-state-")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
