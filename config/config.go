@@ -37,11 +37,18 @@ type Config struct {
 	Audit       Audit       `toml:"audit" json:"audit"`
 	Flow        Flow        `toml:"flow" json:"flow"`
 	Protect     Protect     `toml:"protect" json:"protect"`
+	Model       Model       `toml:"model" json:"model"`
 	// Prices are the models' prices, keyed "provider:model" (price.Defaults,
 	// overridden per model by the files); look one up with Prices.Lookup.
 	// Not recorded with the configuration: a session records the one price
 	// it used.
 	Prices price.Table `toml:"prices" json:"-"`
+}
+
+// Model chooses the model when neither --model nor REIN_MODEL does.
+type Model struct {
+	// Default is "provider:name", like "anthropic:claude-sonnet-4-5".
+	Default string `toml:"default" json:"default,omitempty"`
 }
 
 // Sandbox says where commands run.
@@ -376,7 +383,7 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 	switch {
 	case len(key) == 1:
 		switch k {
-		case "limits", "tools", "permissions", "network", "sandbox", "audit", "flow", "protect":
+		case "limits", "tools", "permissions", "network", "sandbox", "audit", "flow", "protect", "model":
 			return nil // a table: its keys are judged one by one
 		case "prices":
 			return errors.New("prices change what the cost cap counts")
@@ -469,6 +476,10 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 		return errors.New("prices change what the cost cap counts")
 	case k == "protect.paths":
 		return nil // paths are only ever added (apply keeps the earlier files')
+	case k == "model.default":
+		// Which of the user's providers to use: it takes no right (the
+		// keys, the base URL and the cost cap stay the user's).
+		return nil
 	case k == "sandbox.memory":
 		// A project may lower the commands' memory limit, never raise or
 		// lift it.

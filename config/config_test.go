@@ -276,7 +276,7 @@ func TestKeys(t *testing.T) {
 		"tools.allow", "tools.read_lines", "tools.limits",
 		"permissions.mode", "permissions.rules", "network.allow",
 		"sandbox.backend", "sandbox.image", "sandbox.runtime", "sandbox.memory",
-		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "prices",
+		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "model.default", "prices",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {
 		t.Errorf("Keys() = %q, want %q", got, want)
@@ -291,7 +291,7 @@ func TestKeys(t *testing.T) {
 		"network.allow":     `["intranet.example:8080"]`,
 		"sandbox.backend":   `"landlock"`, "sandbox.image": `"img"`, "sandbox.runtime": `"podman"`,
 		"sandbox.memory": `"1GiB"`, "flow.on_hit": `"deny"`, "protect.paths": `["deploy/"]`,
-		"prices": "{}",
+		"prices": "{}", "model.default": `"scripted:x.json"`,
 	}
 	for _, k := range want {
 		v, ok := values[k]

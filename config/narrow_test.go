@@ -156,7 +156,7 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		"limits.timeout": `"30m"`, "tools.allow": `["read_file"]`, "tools.read_lines": "2000", "tools.limits": "{ send_email = 1 }",
 		"permissions.mode": `"default"`, "permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "rm" }]`,
 		"network.allow": `[]`, "sandbox.backend": `"auto"`, "sandbox.image": `""`, "sandbox.runtime": `""`,
-		"sandbox.memory": `"2GiB"`, "audit.dir": `""`, "audit.durability": `"fsync"`, "flow.on_hit": `"ask"`, "protect.paths": `["x/"]`, "prices": "{}",
+		"sandbox.memory": `"2GiB"`, "audit.dir": `""`, "audit.durability": `"fsync"`, "flow.on_hit": `"ask"`, "protect.paths": `["x/"]`, "prices": "{}", "model.default": `"openai:gpt-4o-mini"`,
 	}
 	for _, k := range config.Keys() {
 		v, ok := values[k]

@@ -41,7 +41,7 @@ type runCmd struct {
 // agentFlags are the flags of every command that runs the agent: rein run
 // and the conversation (rein with no command).
 type agentFlags struct {
-	Model           string                 `placeholder:"PROVIDER:MODEL" help:"The model: anthropic:MODEL, openai:MODEL (also any OpenAI-compatible server, with --base-url), or scripted:PATH to play a script file (docs/script-format.md)."`
+	Model           string                 `placeholder:"PROVIDER:MODEL" help:"The model: anthropic:MODEL, openai:MODEL (also any OpenAI-compatible server, with --base-url), or scripted:PATH to play a script file (docs/script-format.md). Default: $REIN_MODEL, else model.default from the project's or your config."`
 	Tools           []string               `sep:"," placeholder:"TOOL" help:"Allowlist: the only tools the model sees and may call (default tools.allow from config, else every built-in tool but send_email; see rein tools)."`
 	Mode            string                 `placeholder:"MODE" help:"Permission mode: default (reads and planning run, the rest asks), accept-edits (file edits run too), plan (read-only), bypass (what the hard gates allow runs; what they would ask about is refused). Default: permissions.mode from config, else default."`
 	Workdir         string                 `default:"." placeholder:"DIR" help:"Work directory: the file tools and the shell see it and nothing outside it."`
@@ -103,7 +103,7 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 			return usagef("--expect: %v", err)
 		}
 	}
-	p, err := c.prepare(e)
+	p, err := c.prepare(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -135,17 +135,24 @@ func outcomeCode(out *outcome) int {
 
 // prepare checks the flags and the environment and builds the session's
 // options: config, model, approver, secrets, price. Warnings go to stderr.
-func (c *agentFlags) prepare(e env) (*prepared, error) {
+func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
 	workdir, err := checkWorkdir(c.Workdir)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkCredentialWorkdir(workdir, home()); err != nil {
 		return nil, err
 	}
 	cfg, files, err := c.config(workdir)
 	if err != nil {
 		return nil, usageError{err}
 	}
+	c.Model = chooseModel(c.Model, cfg, os.Getenv)
 	m, err := c.model()
 	if err != nil {
+		return nil, err
+	}
+	if err := preflight(ctx, c.Model, c.BaseURL, os.Getenv); err != nil {
 		return nil, err
 	}
 	dir, err := auditDir(c.AuditDir, cfg)
@@ -489,7 +496,7 @@ func set[T any](dst *T, flag *T) {
 // model builds the model named by --model.
 func (c *agentFlags) model() (model.Model, error) {
 	if c.Model == "" {
-		return nil, usagef("no model: pass --model scripted:PATH to play a script file (see docs/script-format.md)")
+		return nil, usagef("no model: pass --model PROVIDER:MODEL (anthropic:…, openai:…, or scripted:PATH to play a script file, see docs/script-format.md), set REIN_MODEL, or set default in your config's [model]")
 	}
 	provider, name, ok := strings.Cut(c.Model, ":")
 	if !ok || name == "" {
