@@ -13,9 +13,6 @@ import (
 // opposite. Inside Limits, no cap is held as 0.
 const None = "none"
 
-// limitKeys are the keys of the [limits] table, in Limits' order.
-var limitKeys = []string{"max_steps", "max_tool_calls", "max_tokens", "max_cost_usd", "timeout"}
-
 // UnmarshalTOML decodes the [limits] table: every cap is a positive value
 // or the string "none" (no cap); 0, a negative or NaN value, and a value of
 // the wrong type are errors that name the key and what it accepts.
