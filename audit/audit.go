@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/agent/stop"
+	"github.com/reinhq/rein/internal/statedir"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/session"
 )
@@ -347,16 +348,14 @@ func (w *Writer) Close() error {
 }
 
 // DefaultDir is where audit logs go: $XDG_STATE_HOME/rein/audit, or
-// ~/.local/state/rein/audit when XDG_STATE_HOME is unset.
+// ~/.local/state/rein/audit when XDG_STATE_HOME is unset (never in a test
+// binary: see statedir.Root).
 func DefaultDir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "rein", "audit"), nil
-	}
-	home, err := os.UserHomeDir()
+	root, err := statedir.Root()
 	if err != nil {
-		return "", fmt.Errorf("audit log: no home directory to put it in (%w); pass --audit-dir", err)
+		return "", fmt.Errorf("audit log: %w; or pass --audit-dir", err)
 	}
-	return filepath.Join(home, ".local", "state", "rein", "audit"), nil
+	return filepath.Join(root, "audit"), nil
 }
 
 // ClipText returns rec with the model's text (a model_call record's Text)

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/internal/statedir"
 )
 
 // check walks a log and checks sequence, session and hash chain.
@@ -189,9 +190,11 @@ func TestDefaultDir(t *testing.T) {
 	if d, _ := audit.DefaultDir(); d != "/state/rein/audit" {
 		t.Fatal(d)
 	}
+	// The home fallback is statedir's (tested there); a test binary never
+	// reaches it, so no test writes into the user's state dir.
 	t.Setenv("XDG_STATE_HOME", "relative/ignored")
 	t.Setenv("HOME", "/home/u")
-	if d, _ := audit.DefaultDir(); d != "/home/u/.local/state/rein/audit" {
-		t.Fatal(d)
+	if d, err := audit.DefaultDir(); !errors.Is(err, statedir.ErrUnderTest) {
+		t.Fatalf("DefaultDir under test without XDG_STATE_HOME = %q, %v; want ErrUnderTest", d, err)
 	}
 }

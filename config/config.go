@@ -39,11 +39,18 @@ type Config struct {
 	Flow        Flow        `toml:"flow" json:"flow"`
 	Protect     Protect     `toml:"protect" json:"protect"`
 	MCP         MCP         `toml:"mcp" json:"mcp"`
+	Model       Model       `toml:"model" json:"model"`
 	// Prices are the models' prices, keyed "provider:model" (price.Defaults,
 	// overridden per model by the files); look one up with Prices.Lookup.
 	// Not recorded with the configuration: a session records the one price
 	// it used.
 	Prices price.Table `toml:"prices" json:"-"`
+}
+
+// Model chooses the model when neither --model nor REIN_MODEL does.
+type Model struct {
+	// Default is "provider:name", like "anthropic:claude-sonnet-4-5".
+	Default string `toml:"default" json:"default,omitempty"`
 }
 
 // Sandbox says where commands run.
@@ -239,6 +246,16 @@ func (c Config) Validate() error {
 	return validPrices(c.Prices)
 }
 
+// tomlError is a decoder error in one line: the line and the message of a
+// syntax error, without the decoder's own prefix.
+func tomlError(err error) error {
+	var perr toml.ParseError
+	if errors.As(err, &perr) {
+		return fmt.Errorf("line %d: %s", perr.Position.Line, perr.Message)
+	}
+	return err
+}
+
 // Level returns the audit durability.
 func (a Audit) Level() (audit.Durability, error) {
 	switch a.Durability {
@@ -309,13 +326,18 @@ func apply(c *Config, s Source) error {
 	next.Permissions.Rules = nil // rules accumulate: decode this file's alone
 	next.Protect.Paths = nil     // so do protected paths
 	next.MCP = MCP{}             // servers are merged key by key below
+	// First as plain TOML, for syntax errors with their line and for
+	// values of the wrong type named by key (checkTypes), then into next.
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		return fmt.Errorf("config %s: %w", s.Path, tomlError(err))
+	}
+	if err := checkTypes(raw, reflect.TypeFor[Config](), ""); err != nil {
+		return fmt.Errorf("config %s: %w", s.Path, err)
+	}
 	md, err := toml.Decode(string(data), &next)
 	if err != nil {
-		var perr toml.ParseError
-		if errors.As(err, &perr) {
-			return fmt.Errorf("config %s: line %d: %s", s.Path, perr.Position.Line, perr.Message)
-		}
-		return fmt.Errorf("config %s: %w", s.Path, err)
+		return fmt.Errorf("config %s: %w", s.Path, tomlError(err))
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		keys := make([]string, len(und))
@@ -371,7 +393,7 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 	switch {
 	case len(key) == 1:
 		switch k {
-		case "limits", "tools", "permissions", "network", "sandbox", "audit", "flow", "protect", "mcp":
+		case "limits", "tools", "permissions", "network", "sandbox", "audit", "flow", "protect", "mcp", "model":
 			return nil // a table: its keys are judged one by one
 		case "prices":
 			return errors.New("prices change what the cost cap counts")
@@ -467,6 +489,10 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 		return errors.New("prices change what the cost cap counts")
 	case k == "protect.paths":
 		return nil // paths are only ever added (apply keeps the earlier files')
+	case k == "model.default":
+		// Which of the user's providers to use: it takes no right (the
+		// keys, the base URL and the cost cap stay the user's).
+		return nil
 	case k == "sandbox.memory":
 		// A project may lower the commands' memory limit, never raise or
 		// lift it.

@@ -79,7 +79,8 @@ func TestLoad(t *testing.T) {
 		{"comments only", []string{"# nothing\n\n"}, func(*config.Config) {}},
 		{"one key", []string{"[limits]\nmax_steps = 10\n"}, func(c *config.Config) { c.Limits.MaxSteps = 10 }},
 		{"dotted key", []string{"limits.max_tokens = 5000\n"}, func(c *config.Config) { c.Limits.MaxTokens = 5000 }},
-		{"zero means no cap", []string{"[limits]\nmax_steps = 0\n"}, func(c *config.Config) { c.Limits.MaxSteps = 0 }},
+		{"none means no cap", []string{"[limits]\nmax_steps = \"none\"\nmax_tool_calls = \"none\"\nmax_tokens = \"none\"\nmax_cost_usd = \"none\"\ntimeout = \"none\"\n"},
+			func(c *config.Config) { c.Limits = config.Limits{} }},
 		{"every key", []string{`
 [limits]
 max_steps = 5
@@ -170,13 +171,29 @@ func TestLoadErrors(t *testing.T) {
 		{"unterminated string line 2", "[audit]\ndir = \"oops\n", []string{"line 2:"}},
 		{"missing equals line 2", "[limits]\nmax_steps 3\n", []string{"line 2:"}},
 		{"bad duration", "[limits]\ntimeout = \"30 minutes\"\n",
-			[]string{`"30 minutes" is not a duration`, "30m, 90s or 1h30m"}},
-		{"duration as number", "[limits]\ntimeout = 30\n", []string{"line 2:", `"30" is not a duration`}},
-		{"wrong type", "[limits]\nmax_steps = \"forty\"\n", []string{"max_steps"}},
-		{"negative max_steps", "[limits]\nmax_steps = -1\n", []string{"max steps is -1"}},
-		{"negative max_tokens", "[limits]\nmax_tokens = -5\n", []string{"max tokens is -5"}},
-		{"negative cost", "[limits]\nmax_cost_usd = -0.5\n", []string{"max cost is -0.5"}},
-		{"negative timeout", "[limits]\ntimeout = \"-1m\"\n", []string{"max wall time is -1m0s"}},
+			[]string{`limits.timeout is "30 minutes"`, `like "30m" or "1h30m", or "none" for no cap`}},
+		{"duration as number", "[limits]\ntimeout = 30\n", []string{`limits.timeout is an integer: write a positive duration`}},
+		{"wrong type", "[limits]\nmax_steps = \"forty\"\n", []string{`limits.max_steps is "forty": write a positive whole number, or "none" for no cap`}},
+		{"negative max_steps", "[limits]\nmax_steps = -1\n", []string{"limits.max_steps is -1: write a positive whole number"}},
+		{"negative max_tokens", "[limits]\nmax_tokens = -5\n", []string{"limits.max_tokens is -5"}},
+		{"negative cost", "[limits]\nmax_cost_usd = -0.5\n", []string{"limits.max_cost_usd is -0.5: write a positive amount"}},
+		{"NaN cost", "[limits]\nmax_cost_usd = nan\n", []string{"limits.max_cost_usd is NaN"}},
+		{"negative timeout", "[limits]\ntimeout = \"-1m\"\n", []string{`limits.timeout is "-1m"`}},
+		// 0 is not "no cap": that is spelled "none".
+		{"zero max_steps", "[limits]\nmax_steps = 0\n", []string{`limits.max_steps is 0: write a positive whole number, or "none" for no cap`}},
+		{"zero max_tool_calls", "[limits]\nmax_tool_calls = 0\n", []string{"limits.max_tool_calls is 0"}},
+		{"zero max_tokens", "[limits]\nmax_tokens = 0\n", []string{"limits.max_tokens is 0"}},
+		{"zero cost", "[limits]\nmax_cost_usd = 0\n", []string{"limits.max_cost_usd is 0"}},
+		{"zero timeout", "[limits]\ntimeout = \"0s\"\n", []string{`limits.timeout is "0s"`}},
+		{"none misspelled", "[limits]\nmax_steps = \"None\"\n", []string{`limits.max_steps is "None"`}},
+		// A value of the wrong type names the file's key and the type wanted,
+		// not the decoder's internals.
+		{"string for an integer", "[tools]\nread_lines = \"many\"\n", []string{"tools.read_lines is a string; it must be a whole number"}},
+		{"integer for a string", "[sandbox]\nbackend = 3\n", []string{"sandbox.backend is an integer; it must be a string"}},
+		{"string for a list", "[tools]\nallow = \"calc\"\n", []string{"tools.allow is a string; it must be a list"}},
+		{"list item", "[network]\nallow = [\"a\", 3]\n", []string{"network.allow[1] is an integer; it must be a string"}},
+		{"table value", "[tools.limits]\nsend_email = \"two\"\n", []string{"tools.limits.send_email is a string; it must be a whole number"}},
+		{"section not a table", "limits = 3\n", []string{"limits must be a table"}},
 		{"read_lines 0", "[tools]\nread_lines = 0\n", []string{"tools.read_lines is 0", "between 1 and 2000"}},
 		{"read_lines too many", "[tools]\nread_lines = 2001\n", []string{"tools.read_lines is 2001"}},
 		{"limit 0", "[tools.limits]\nsend_email = 0\n", []string{"tools.limits.send_email is 0", "remove the tool"}},
@@ -259,7 +276,7 @@ func TestKeys(t *testing.T) {
 		"tools.allow", "tools.read_lines", "tools.limits",
 		"permissions.mode", "permissions.rules", "network.allow",
 		"sandbox.backend", "sandbox.image", "sandbox.runtime", "sandbox.memory",
-		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "mcp.servers", "prices",
+		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "mcp.servers", "model.default", "prices",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {
 		t.Errorf("Keys() = %q, want %q", got, want)
@@ -275,6 +292,7 @@ func TestKeys(t *testing.T) {
 		"sandbox.backend":   `"landlock"`, "sandbox.image": `"img"`, "sandbox.runtime": `"podman"`,
 		"sandbox.memory": `"1GiB"`, "flow.on_hit": `"deny"`, "protect.paths": `["deploy/"]`,
 		"mcp.servers": `{ srv = { command = "srv" } }`,
+		"prices": "{}", "model.default": `"scripted:x.json"`,
 	}
 	for _, k := range want {
 		v, ok := values[k]
@@ -416,7 +434,7 @@ allow = []
 	for _, bad := range []struct{ content, want string }{
 		{"[tools]\nallow = [\"read_file\", \"webfetch\"]\n", `tools.allow adds "webfetch"`},
 		{"[limits]\nmax_steps = 50\n", "limits.max_steps raises"},
-		{"[limits]\nmax_steps = 0\n", "limits.max_steps raises"},
+		{"[limits]\nmax_steps = \"none\"\n", "limits.max_steps raises"},
 		{"[tools.limits]\nsend_email = 5\n", "tools.limits.send_email raises"},
 		{"[permissions]\nmode = \"bypass\"\n", `"bypass" is looser`},
 		{"[[permissions.rules]]\ntool = \"run_bash\"\ndecision = \"allow\"\ncommand = \"curl\"\n", "allow rule"},

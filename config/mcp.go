@@ -299,7 +299,7 @@ func narrowMCP(key toml.Key, prev, next *Config) error {
 	}
 	switch field := key[3]; field {
 	case "command", "args", "env", "pass_env", "url", "headers":
-		if !reflect.DeepEqual(fieldOf(was, field), fieldOf(now, field)) {
+		if !reflect.DeepEqual(serverField(was, field), serverField(now, field)) {
 			return fmt.Errorf("%s changes what the server runs or where rein connects", k)
 		}
 		return nil
@@ -352,8 +352,8 @@ func narrowMCP(key toml.Key, prev, next *Config) error {
 	return fmt.Errorf("%s cannot be set by a project: rein has no rule for whether it takes rights away", k)
 }
 
-// fieldOf returns the field of s with the given TOML key.
-func fieldOf(s MCPServer, key string) any {
+// serverField returns the field of s with the given TOML key.
+func serverField(s MCPServer, key string) any {
 	v := reflect.ValueOf(s)
 	for i, f := range slices.Collect(v.Type().Fields()) {
 		if f.Tag.Get("toml") == key {

@@ -41,9 +41,9 @@ func TestProjectCannotWidenDefaults(t *testing.T) {
 		{"durability relaxed", "[audit]\ndurability = \"flush\"\n", `audit.durability "flush" is weaker than "fsync"`},
 		{"audit dir", "[audit]\ndir = \"/tmp/elsewhere\"\n", "audit.dir moves the audit log"},
 		{"steps above the default", "[limits]\nmax_steps = 41\n", "limits.max_steps raises"},
-		{"tool calls lifted", "[limits]\nmax_tool_calls = 0\n", "limits.max_tool_calls raises"},
+		{"tool calls lifted", "[limits]\nmax_tool_calls = \"none\"\n", "limits.max_tool_calls raises"},
 		{"tokens above the default", "[limits]\nmax_tokens = 10000000\n", "limits.max_tokens raises"},
-		{"cost cap lifted", "[limits]\nmax_cost_usd = 0\n", "limits.max_cost_usd raises"},
+		{"cost cap lifted", "[limits]\nmax_cost_usd = \"none\"\n", "limits.max_cost_usd raises"},
 		{"timeout above the default", "[limits]\ntimeout = \"2h\"\n", "limits.timeout raises"},
 		{"tool added", "[tools]\nallow = [\"read_file\", \"send_email\"]\n", `tools.allow adds "send_email"`},
 		{"mode loosened", "[permissions]\nmode = \"accept-edits\"\n", `"accept-edits" is looser than "default"`},
@@ -157,7 +157,7 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		"permissions.mode": `"default"`, "permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "rm" }]`,
 		"network.allow": `[]`, "sandbox.backend": `"auto"`, "sandbox.image": `""`, "sandbox.runtime": `""`,
 		"sandbox.memory": `"2GiB"`, "audit.dir": `""`, "audit.durability": `"fsync"`, "flow.on_hit": `"ask"`, "protect.paths": `["x/"]`, "prices": "{}",
-		"mcp.servers": "{}",
+		"mcp.servers": "{}", "model.default": `"openai:gpt-4o-mini"`,
 	}
 	for _, k := range config.Keys() {
 		v, ok := values[k]

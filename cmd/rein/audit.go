@@ -7,6 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/audit"
@@ -20,14 +22,17 @@ type auditCmd struct {
 }
 
 type auditRepairCmd struct {
-	File   string `arg:"" name:"file" help:"The audit log (SESSION.jsonl) to repair."`
-	DryRun bool   `name:"dry-run" help:"Say what would be dropped, and change nothing."`
+	File     string `arg:"" name:"session" help:"The session whose log to repair: its id, a unique prefix of one, or the log's path (SESSION.jsonl)."`
+	DryRun   bool   `name:"dry-run" help:"Say what would be dropped, and change nothing."`
+	AuditDir string `placeholder:"DIR" help:"Where to look up a session id (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
 }
 
 func (c *auditRepairCmd) Run(e env) error {
-	if err := checkFiles([]string{c.File}); err != nil {
+	files, err := logPaths(c.AuditDir, []string{c.File})
+	if err != nil {
 		return err
 	}
+	c.File = files[0]
 	data, err := os.ReadFile(c.File)
 	if err != nil {
 		return err
@@ -58,14 +63,17 @@ func (c *auditRepairCmd) Run(e env) error {
 }
 
 type auditVerifyCmd struct {
-	Files []string `arg:"" name:"file" help:"Audit logs (SESSION.jsonl) to check."`
-	JSON  bool     `name:"json" help:"Print one JSON object per file: file, lines, session, first_bad, problem, complete, head."`
+	Files    []string `arg:"" name:"session" help:"The sessions whose logs to check: ids, unique prefixes of ids, or the logs' paths (SESSION.jsonl)."`
+	JSON     bool     `name:"json" help:"Print one JSON object per file: file, lines, session, first_bad, problem, complete, head."`
+	AuditDir string   `placeholder:"DIR" help:"Where to look up session ids (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
 }
 
 func (c *auditVerifyCmd) Run(e env) error {
-	if err := checkFiles(c.Files); err != nil {
+	files, err := logPaths(c.AuditDir, c.Files)
+	if err != nil {
 		return err
 	}
+	c.Files = files
 	broken := false
 	enc := json.NewEncoder(e.stdout)
 	for _, name := range c.Files {
@@ -121,14 +129,17 @@ func verdictLine(name string, rep audit.Report) string {
 }
 
 type auditShowCmd struct {
-	File     string `arg:"" name:"file" help:"The audit log (SESSION.jsonl) to show."`
+	File     string `arg:"" name:"session" help:"The session whose log to show: its id, a unique prefix of one, or the log's path (SESSION.jsonl)."`
 	Refusals bool   `help:"Print only the refused calls, grouped by the gate that refused them."`
+	AuditDir string `placeholder:"DIR" help:"Where to look up a session id (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
 }
 
 func (c *auditShowCmd) Run(e env) error {
-	if err := checkFiles([]string{c.File}); err != nil {
+	files, err := logPaths(c.AuditDir, []string{c.File})
+	if err != nil {
 		return err
 	}
+	c.File = files[0]
 	f, err := os.Open(c.File)
 	if err != nil {
 		return err
@@ -152,6 +163,34 @@ func (c *auditShowCmd) Run(e env) error {
 		return exitCode(exitError)
 	}
 	return nil
+}
+
+// logPaths turns session arguments into log paths: a file that exists,
+// or anything written as a path, is taken as it is (checkFiles judges
+// it); anything else is a session id or a unique prefix of one, looked up
+// in the audit dir.
+func logPaths(auditDirFlag string, args []string) ([]string, error) {
+	paths := make([]string, len(args))
+	dir := ""
+	for i, a := range args {
+		if _, err := os.Stat(a); err == nil || strings.ContainsRune(a, filepath.Separator) || strings.HasSuffix(a, ".jsonl") {
+			paths[i] = a
+			continue
+		}
+		if dir == "" {
+			d, err := sessionsDir(auditDirFlag)
+			if err != nil {
+				return nil, err
+			}
+			dir = d
+		}
+		_, p, err := resolveSession(dir, a)
+		if err != nil {
+			return nil, err
+		}
+		paths[i] = p
+	}
+	return paths, checkFiles(paths)
 }
 
 // checkFiles makes a missing file or a directory a usage error (exit 2),

@@ -24,7 +24,7 @@ type chatCmd struct {
 const exitCommand = "/exit"
 
 func (c *chatCmd) Run(ctx context.Context, e env) error {
-	p, err := c.prepare(e)
+	p, err := c.prepare(ctx, e)
 	if err != nil {
 		return err
 	}

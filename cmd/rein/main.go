@@ -5,6 +5,7 @@
 //	rein demo            the seven scripted seed scenarios (no key, no network)
 //	rein run TASK        one task under the gates
 //	rein policy check    verdicts for JSONL tool calls on stdin
+//	rein sessions        the sessions in the audit dir, newest first
 package main
 
 import (
@@ -44,6 +45,7 @@ type cli struct {
 	Tools    toolsCmd    `cmd:"" help:"List the built-in tools: name, effect class, default allowlist, what each does."`
 	Audit    auditCmd    `cmd:"" help:"Check an audit log's hash chain (verify) or render it as a timeline (show)."`
 	Rollback rollbackCmd `cmd:"" help:"Undo a session's file changes from its snapshots, newest first, verified by SHA-256."`
+	Sessions sessionsCmd `cmd:"" help:"List the sessions in the audit dir, newest first: id, start, stop reason (or interrupted), cost, work dir, task. Every command that takes a SESSION takes an id, a unique prefix of one, or a log's path."`
 	Sandbox  sandboxCmd  `cmd:"" help:"Run a command in a sandbox (exec), check the backends (doctor), clean up containers (gc)."`
 	Resume   resumeCmd   `cmd:"" help:"Continue an interrupted session from its audit log; an irreversible call that may have happened is never repeated without a human."`
 	Eval     evalCmd     `cmd:"" help:"Run the evaluation suites under each guard configuration and report utility, attack success, harm and false blocks."`
@@ -125,6 +127,10 @@ func run(ctx context.Context, args []string, e env) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "rein: internal error: %s\n", termsafe.Text(err.Error()))
 		return exitError
+	}
+	if err := unknownCommand(parser.Model, args); err != nil {
+		fmt.Fprintf(e.stderr, "rein: %s\n", termsafe.Text(err.Error()))
+		return exitUsage
 	}
 	kctx, err := parser.Parse(args)
 	if exited >= 0 { // --help

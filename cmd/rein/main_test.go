@@ -41,8 +41,15 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	testscript.Main(m, map[string]func(){"rein": main})
+	// The tests that call run in this process get a state dir of their
+	// own; the scripts' rein processes get theirs from setup.
+	testscript.Main(isolated{m}, map[string]func(){"rein": main})
 }
+
+// isolated runs the tests with XDG_STATE_HOME at a temporary directory.
+type isolated struct{ m *testing.M }
+
+func (i isolated) Run() int { return testenv.IsolateState(i.m) }
 
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/reinhq/rein/agent/guarded"
@@ -23,11 +22,11 @@ type policyCmd struct {
 }
 
 type policyCheckCmd struct {
-	Workdir      string   `default:"." placeholder:"DIR" help:"Work directory the calls are judged against."`
-	Config       string   `placeholder:"FILE" help:"A config file applied after the user's and the project's."`
-	Tools        []string `sep:"," placeholder:"TOOL" help:"Allowlist (default tools.allow from config, else every built-in tool but send_email)."`
-	Mode         string   `placeholder:"MODE" help:"Permission mode: default, accept-edits, plan or bypass (default: permissions.mode from config, else default)."`
-	MaxToolCalls *int     `placeholder:"N" help:"Tool-call budget: lines beyond N are denied by the budget gate (default 200)."`
+	Workdir      string       `default:"." placeholder:"DIR" help:"Work directory the calls are judged against."`
+	Config       string       `placeholder:"FILE" help:"A config file applied after the user's and the project's."`
+	Tools        []string     `sep:"," placeholder:"TOOL" help:"Allowlist (default tools.allow from config, else every built-in tool but send_email)."`
+	Mode         string       `placeholder:"MODE" help:"Permission mode: default, accept-edits, plan or bypass (default: permissions.mode from config, else default)."`
+	MaxToolCalls capFlag[int] `placeholder:"N|none" help:"Tool-call budget: lines beyond N are denied by the budget gate (default 200; none for no cap; 0 is refused)."`
 }
 
 // maxLine is the longest input line judged; longer lines are denied unread.
@@ -40,9 +39,9 @@ type policyLine struct {
 }
 
 func (c *policyCheckCmd) Run(ctx context.Context, e env) error {
-	workdir, err := filepath.Abs(c.Workdir)
+	workdir, err := checkWorkdir(c.Workdir)
 	if err != nil {
-		return usagef("--workdir %s: %v", c.Workdir, err)
+		return err
 	}
 	rc := agentFlags{Workdir: workdir, Config: c.Config, Tools: c.Tools, Mode: c.Mode, MaxToolCalls: c.MaxToolCalls}
 	cfg, _, err := rc.config(workdir)

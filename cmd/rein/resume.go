@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 )
 
 type resumeCmd struct {
-	Session         string        `arg:"" help:"The session id: the audit log's file name without .jsonl."`
+	Session         string        `arg:"" help:"The session: its id (the audit log's file name without .jsonl), a unique prefix of one, or the log's path."`
 	AuditDir        string        `placeholder:"DIR" help:"Where the session's audit log is (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
 	Model           string        `placeholder:"PROVIDER:MODEL" help:"The model to go on with (default: the one the session was started with)."`
 	JSON            bool          `name:"json" help:"Print every new audit record as a JSON line, then one final JSON object."`
@@ -46,10 +47,14 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	path := audit.FileName(dir, c.Session)
+	id, path, err := resolveSession(dir, c.Session)
+	if err != nil {
+		return err
+	}
 	if _, err := os.Stat(path); err != nil {
 		return usagef("no audit log for session %q in %s: give the id of an interrupted session (the log's file name without .jsonl)", c.Session, dir)
 	}
+	c.Session, dir = id, filepath.Dir(path)
 	durability, _ := cfg.Audit.Level()
 	// Append takes the session's lock before it reads the log: a second
 	// resume, or a resume of a session still running, stops here.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/reinhq/rein/internal/termsafe"
@@ -12,7 +13,7 @@ import (
 )
 
 type rollbackCmd struct {
-	Session  string `arg:"" help:"The session id, as in the name of its audit log (SESSION.jsonl); the log's path works too."`
+	Session  string `arg:"" help:"The session: its id (as in the name of its audit log, SESSION.jsonl), a unique prefix of one, or the log's path."`
 	StateDir string `placeholder:"DIR" help:"rein's state directory; the snapshots are in DIR/rollback (default $XDG_STATE_HOME/rein, else ~/.local/state/rein)."`
 	DryRun   bool   `help:"Show what would be restored, deleted or kept, and change nothing."`
 	Force    bool   `help:"Also restore the files that changed since the session left them (kept otherwise), after copying what is there into the store."`
@@ -32,6 +33,11 @@ func (c *rollbackCmd) Run(e env) error {
 	dir, err := c.dir()
 	if err != nil {
 		return err
+	}
+	if !strings.HasSuffix(c.Session, ".jsonl") {
+		if id, err = rollbackPrefix(dir, id); err != nil {
+			return err
+		}
 	}
 	j, err := rollback.Load(dir, id)
 	if errors.Is(err, rollback.ErrUnknownSession) {
@@ -88,6 +94,31 @@ func (c *rollbackCmd) Run(e env) error {
 		return exitCode(exitStopped) // held back by the guard that keeps later edits
 	}
 	return nil
+}
+
+// rollbackPrefix returns the session whose snapshots id names: itself
+// when a store has that id or none starts with it, else the one store
+// whose id starts with it. A prefix of several is a usage error that
+// lists them.
+func rollbackPrefix(dir, id string) (string, error) {
+	known, err := rollback.Sessions(dir)
+	if err != nil || slices.Contains(known, id) {
+		return id, nil // Load says what is wrong
+	}
+	var matches []string
+	for _, k := range known {
+		if strings.HasPrefix(k, id) {
+			matches = append(matches, k)
+		}
+	}
+	slices.Sort(matches)
+	switch len(matches) {
+	case 0:
+		return id, nil // unknownSession lists the known ones
+	case 1:
+		return matches[0], nil
+	}
+	return "", usagef("session prefix %q is ambiguous: %s", id, candidates(matches))
 }
 
 // dir is where the session stores are.

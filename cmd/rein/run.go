@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,26 +42,26 @@ type runCmd struct {
 // agentFlags are the flags of every command that runs the agent: rein run
 // and the conversation (rein with no command).
 type agentFlags struct {
-	Model           string         `placeholder:"PROVIDER:MODEL" help:"The model: anthropic:MODEL, openai:MODEL (also any OpenAI-compatible server, with --base-url), or scripted:PATH to play a script file (docs/script-format.md)."`
-	Tools           []string       `sep:"," placeholder:"TOOL" help:"Allowlist: the only tools the model sees and may call (default tools.allow from config, else every built-in tool but send_email; see rein tools)."`
-	Mode            string         `placeholder:"MODE" help:"Permission mode: default (reads and planning run, the rest asks), accept-edits (file edits run too), plan (read-only), bypass (what the hard gates allow runs; what they would ask about is refused). Default: permissions.mode from config, else default."`
-	Workdir         string         `default:"." placeholder:"DIR" help:"Work directory: the file tools and the shell see it and nothing outside it."`
-	MaxSteps        *int           `placeholder:"N" help:"Stop after N model calls (default 40)."`
-	MaxToolCalls    *int           `placeholder:"N" help:"Stop when the model asks for more than N tool calls (default 200)."`
-	MaxTokens       *int64         `placeholder:"N" help:"Stop when more than N tokens were used (default 200000)."`
-	MaxCostUSD      *float64       `name:"max-cost-usd" placeholder:"USD" help:"Stop with stop reason budget when the session cost more than this (default 5; 0 for no cap). Prices come from the config's [prices] table; a model without a price is not tracked, and the scripted model costs nothing."`
-	Timeout         *time.Duration `placeholder:"DURATION" help:"Stop after this wall time, like 90s or 30m (default 30m)."`
-	ReadLines       *int           `placeholder:"N" help:"Lines read_file returns when the model gives no limit (default 2000, at most 2000)."`
-	JSON            bool           `name:"json" help:"Print one JSON event per line (text, tool_call, verdict, result, stop), then one final JSON object."`
-	AuditDir        string         `placeholder:"DIR" help:"Directory for the audit log (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
-	Config          string         `placeholder:"FILE" help:"A config file applied after ~/.config/rein/config.toml and DIR/.rein/config.toml."`
-	Durability      string         `placeholder:"LEVEL" help:"Audit durability: fsync (every record on disk before the next step; the default) or flush (handed to the OS: survives a crash of rein, not of the machine)."`
-	Sandbox         string         `placeholder:"BACKEND" help:"Where commands run: auto (the strongest that works here: landlock, else docker with --image; with none working, commands are refused), landlock, docker, none (unsandboxed, only when asked for). Default: sandbox.backend from config, else auto."`
-	Image           string         `placeholder:"IMAGE" help:"Container image for --sandbox docker (never pulled)."`
-	BaseURL         string         `name:"base-url" placeholder:"URL" help:"The provider's API base URL (default ANTHROPIC_BASE_URL or OPENAI_BASE_URL, else the provider's own); a local OpenAI-compatible server needs no key. Keys come only from ANTHROPIC_API_KEY / OPENAI_API_KEY."`
-	LLMTimeout      time.Duration  `name:"llm-timeout" default:"120s" help:"Timeout of one model call; the provider's SDK retries 429 and 5xx with backoff."`
-	MaxContext      int64          `name:"max-context-tokens" default:"150000" placeholder:"N" help:"Context budget: before a model call over 80% of it, the middle of the conversation is replaced by a summary (the task and the newest messages stay)."`
-	ApprovalTimeout time.Duration  `name:"approval-timeout" default:"60s" placeholder:"DURATION" help:"How long an approval prompt waits on the terminal; no answer in time is No. Without a terminal every approval is No."`
+	Model           string                 `placeholder:"PROVIDER:MODEL" help:"The model: anthropic:MODEL, openai:MODEL (also any OpenAI-compatible server, with --base-url), or scripted:PATH to play a script file (docs/script-format.md). Default: $REIN_MODEL, else model.default from the project's or your config."`
+	Tools           []string               `sep:"," placeholder:"TOOL" help:"Allowlist: the only tools the model sees and may call (default tools.allow from config, else every built-in tool but send_email; see rein tools)."`
+	Mode            string                 `placeholder:"MODE" help:"Permission mode: default (reads and planning run, the rest asks), accept-edits (file edits run too), plan (read-only), bypass (what the hard gates allow runs; what they would ask about is refused). Default: permissions.mode from config, else default."`
+	Workdir         string                 `default:"." placeholder:"DIR" help:"Work directory: the file tools and the shell see it and nothing outside it."`
+	MaxSteps        capFlag[int]           `placeholder:"N|none" help:"Stop after N model calls (default 40; none for no cap; 0 is refused)."`
+	MaxToolCalls    capFlag[int]           `placeholder:"N|none" help:"Stop when the model asks for more than N tool calls (default 200; none for no cap; 0 is refused)."`
+	MaxTokens       capFlag[int64]         `placeholder:"N|none" help:"Stop when more than N tokens were used (default 200000; none for no cap; 0 is refused)."`
+	MaxCostUSD      capFlag[float64]       `name:"max-cost-usd" placeholder:"USD|none" help:"Stop with stop reason budget when the session cost more than this (default 5; none for no cap; 0 is refused). Prices come from the config's [prices] table; a model without a price is not tracked, and the scripted model costs nothing."`
+	Timeout         capFlag[time.Duration] `placeholder:"DURATION|none" help:"Stop after this wall time, like 90s or 30m (default 30m; none for no cap; 0 is refused)."`
+	ReadLines       *int                   `placeholder:"N" help:"Lines read_file returns when the model gives no limit (default 2000, at most 2000)."`
+	JSON            bool                   `name:"json" help:"Print one JSON event per line (text, tool_call, verdict, result, stop), then one final JSON object."`
+	AuditDir        string                 `placeholder:"DIR" help:"Directory for the audit log (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
+	Config          string                 `placeholder:"FILE" help:"A config file applied after ~/.config/rein/config.toml and DIR/.rein/config.toml."`
+	Durability      string                 `placeholder:"LEVEL" help:"Audit durability: fsync (every record on disk before the next step; the default) or flush (handed to the OS: survives a crash of rein, not of the machine)."`
+	Sandbox         string                 `placeholder:"BACKEND" help:"Where commands run: auto (the strongest that works here: landlock, else docker with --image; with none working, commands are refused), landlock, docker, none (unsandboxed, only when asked for). Default: sandbox.backend from config, else auto."`
+	Image           string                 `placeholder:"IMAGE" help:"Container image for --sandbox docker (never pulled)."`
+	BaseURL         string                 `name:"base-url" placeholder:"URL" help:"The provider's API base URL (default ANTHROPIC_BASE_URL or OPENAI_BASE_URL, else the provider's own); a local OpenAI-compatible server needs no key. Keys come only from ANTHROPIC_API_KEY / OPENAI_API_KEY."`
+	LLMTimeout      time.Duration          `name:"llm-timeout" default:"120s" help:"Timeout of one model call; the provider's SDK retries 429 and 5xx with backoff."`
+	MaxContext      int64                  `name:"max-context-tokens" default:"150000" placeholder:"N" help:"Context budget: before a model call over 80% of it, the middle of the conversation is replaced by a summary (the task and the newest messages stay)."`
+	ApprovalTimeout time.Duration          `name:"approval-timeout" default:"60s" placeholder:"DURATION" help:"How long an approval prompt waits on the terminal; no answer in time is No. Without a terminal every approval is No."`
 }
 
 // settings is the effective configuration of a run, recorded at session start.
@@ -103,7 +104,7 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 			return usagef("--expect: %v", err)
 		}
 	}
-	p, err := c.prepare(e)
+	p, err := c.prepare(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -144,20 +145,24 @@ func outcomeCode(out *outcome) int {
 
 // prepare checks the flags and the environment and builds the session's
 // options: config, model, approver, secrets, price. Warnings go to stderr.
-func (c *agentFlags) prepare(e env) (*prepared, error) {
-	workdir, err := filepath.Abs(c.Workdir)
+func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
+	workdir, err := checkWorkdir(c.Workdir)
 	if err != nil {
-		return nil, usagef("--workdir %s: %v", c.Workdir, err)
+		return nil, err
+	}
+	if err := checkCredentialWorkdir(workdir, home()); err != nil {
+		return nil, err
 	}
 	cfg, files, err := c.config(workdir)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	if st, err := os.Stat(workdir); err != nil || !st.IsDir() {
-		return nil, usagef("--workdir: %s is not a directory", c.Workdir)
-	}
+	c.Model = chooseModel(c.Model, cfg, os.Getenv)
 	m, err := c.model()
 	if err != nil {
+		return nil, err
+	}
+	if err := preflight(ctx, c.Model, c.BaseURL, os.Getenv); err != nil {
 		return nil, err
 	}
 	dir, err := auditDir(c.AuditDir, cfg)
@@ -218,6 +223,26 @@ func startupChecks(w io.Writer, environ []string, system string) ([]string, erro
 			termsafe.Line(strings.Join(dirs, ", ")))
 	}
 	return names, nil
+}
+
+// checkWorkdir returns the work directory flag as an absolute path, or a
+// one-line usage error when it is missing or not a directory: checked
+// before anything is read from it (its .rein/config.toml).
+func checkWorkdir(flag string) (string, error) {
+	dir, err := filepath.Abs(flag)
+	if err != nil {
+		return "", usagef("--workdir %s: %v", flag, err)
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", usagef("--workdir %s: no such directory; pass the project directory", flag)
+	case err != nil:
+		return "", usagef("--workdir %s: %v; pass the project directory", flag, errors.Unwrap(err))
+	case !st.IsDir():
+		return "", usagef("--workdir %s: not a directory; pass the project directory", flag)
+	}
+	return dir, nil
 }
 
 func home() string {
@@ -437,13 +462,13 @@ func (c *agentFlags) config(workdir string) (config.Config, []string, error) {
 			files = append(files, s.Path)
 		}
 	}
-	set(&cfg.Limits.MaxSteps, c.MaxSteps)
-	set(&cfg.Limits.MaxToolCalls, c.MaxToolCalls)
-	set(&cfg.Limits.MaxTokens, c.MaxTokens)
-	set(&cfg.Limits.MaxCostUSD, c.MaxCostUSD)
-	if c.Timeout != nil {
-		cfg.Limits.Timeout = config.Duration(*c.Timeout)
-	}
+	c.MaxSteps.apply(&cfg.Limits.MaxSteps)
+	c.MaxToolCalls.apply(&cfg.Limits.MaxToolCalls)
+	c.MaxTokens.apply(&cfg.Limits.MaxTokens)
+	c.MaxCostUSD.apply(&cfg.Limits.MaxCostUSD)
+	wall := time.Duration(cfg.Limits.Timeout)
+	c.Timeout.apply(&wall)
+	cfg.Limits.Timeout = config.Duration(wall)
 	set(&cfg.Tools.ReadLines, c.ReadLines)
 	if c.Tools != nil {
 		cfg.Tools.Allow = c.Tools
@@ -481,7 +506,7 @@ func set[T any](dst *T, flag *T) {
 // model builds the model named by --model.
 func (c *agentFlags) model() (model.Model, error) {
 	if c.Model == "" {
-		return nil, usagef("no model: pass --model scripted:PATH to play a script file (see docs/script-format.md)")
+		return nil, usagef("no model: pass --model PROVIDER:MODEL (anthropic:…, openai:…, or scripted:PATH to play a script file, see docs/script-format.md), set REIN_MODEL, or set default in your config's [model]")
 	}
 	provider, name, ok := strings.Cut(c.Model, ":")
 	if !ok || name == "" {

@@ -5,6 +5,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -32,4 +33,25 @@ func Need(tb testing.TB, component string, err error) {
 		tb.Fatalf("%s is required here (REIN_REQUIRE=%s) but unavailable: %v", component, os.Getenv("REIN_REQUIRE"), err)
 	}
 	tb.Skipf("%s unavailable, skipping (set REIN_REQUIRE=%s to make this a failure): %v", component, component, err)
+}
+
+// IsolateState points XDG_STATE_HOME at a new temporary directory for the
+// whole test binary, runs m and removes the directory: a session built by
+// a test without explicit audit or rollback directories writes there, not
+// into the user's state dir (statedir.Root refuses that dir under test).
+// Use it as a package's TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(testenv.IsolateState(m)) }
+func IsolateState(m interface{ Run() int }) int {
+	dir, err := os.MkdirTemp("", "rein-test-state-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Setenv("XDG_STATE_HOME", dir); err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
+		return 1
+	}
+	return m.Run()
 }

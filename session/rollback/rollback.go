@@ -39,11 +39,12 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reinhq/rein/internal/statedir"
 )
 
 // DefaultMaxFileSize is the largest file Snapshot saves unless WithMaxFileSize
@@ -75,16 +76,14 @@ var (
 )
 
 // Dir is where session stores go: $XDG_STATE_HOME/rein/rollback, or
-// ~/.local/state/rein/rollback when XDG_STATE_HOME is unset.
+// ~/.local/state/rein/rollback when XDG_STATE_HOME is unset (never in a
+// test binary: see statedir.Root).
 func Dir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "rein", "rollback"), nil
-	}
-	home, err := os.UserHomeDir()
+	root, err := statedir.Root()
 	if err != nil {
-		return "", fmt.Errorf("rollback: no home directory for the snapshots (%w); pass a state directory", err)
+		return "", fmt.Errorf("rollback: %w; or pass a state directory", err)
 	}
-	return filepath.Join(home, ".local", "state", "rein", "rollback"), nil
+	return filepath.Join(root, "rollback"), nil
 }
 
 // Kind is what was at a path when it was saved.
