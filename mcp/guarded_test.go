@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -9,11 +10,27 @@ import (
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/audit"
-	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/mcp/internal/testserver"
+	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
 )
+
+// lastRequest remembers the last request its model was sent: what the
+// model read, wrappers and all.
+type lastRequest struct {
+	model.Model
+	mu  sync.Mutex
+	req *model.Request
+}
+
+func (l *lastRequest) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	l.mu.Lock()
+	l.req = req
+	l.mu.Unlock()
+	return l.Model.Generate(ctx, req)
+}
 
 // MCP tools run end to end through the guarded session's gates: a
 // read-only call runs and the audit log records it like a built-in
@@ -36,8 +53,9 @@ func TestGuardedSession(t *testing.T) {
 	state := t.TempDir()
 	var mu sync.Mutex
 	var recs []audit.Record
+	m := &lastRequest{Model: scripted.New("mcp-e2e", script)}
 	s, err := guarded.New(t.Context(), guarded.Options{
-		WorkDir: t.TempDir(), Model: scripted.New("mcp-e2e", script), Tools: set.Tools(), OnlyTools: true,
+		WorkDir: t.TempDir(), Model: m, Tools: set.Tools(), OnlyTools: true,
 		AuditDir: filepath.Join(state, "audit"), RollbackDir: filepath.Join(state, "rollback"), Sandbox: guarded.Sandbox{Backend: "none"},
 		Observe: func(r audit.Record) { mu.Lock(); recs = append(recs, r); mu.Unlock() },
 	})
@@ -73,8 +91,10 @@ func TestGuardedSession(t *testing.T) {
 	// What the model read of the injection is inside rein's wrapper, its
 	// closing tag escaped.
 	var seen bool
-	for _, m := range res.Messages {
-		for _, b := range m.Blocks {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, msg := range m.req.Messages {
+		for _, b := range msg.Blocks {
 			if b.Result == nil || !strings.Contains(b.Result.Content, "ignore previous instructions") {
 				continue
 			}
