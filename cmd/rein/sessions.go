@@ -73,7 +73,7 @@ func (c *sessionsCmd) Run(e env) error {
 			cost = fmt.Sprintf("$%.4f", *s.CostUSD)
 		}
 		fmt.Fprintf(e.stdout, "%s  %s  %-11s %8s  %s  %s\n", termsafe.Line(s.ID), s.Start.Local().Format("2006-01-02 15:04"),
-			termsafe.Line(s.Stop), cost, termsafe.Line(s.Workdir), termsafe.Line(clipTask(s.Task)))
+			termsafe.Line(s.Stop), termsafe.Line(cost), termsafe.Line(s.Workdir), termsafe.Line(clipTask(s.Task)))
 	}
 	return nil
 }
