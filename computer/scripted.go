@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -163,6 +162,3 @@ func PixelHash(pngData []byte) (string, error) {
 	h.Write(pix)
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
-
-// MarshalScript encodes a script (for tools that write scripts).
-func MarshalScript(s *Script) ([]byte, error) { return json.MarshalIndent(s, "", "  ") }

@@ -283,13 +283,3 @@ func (r ruleID) why() string {
 	}
 	return ruleTable[r].why
 }
-
-// RuleNames returns the name of every rule the analyzer can fire, in a
-// fixed order.
-func RuleNames() []string {
-	out := make([]string, 0, numRules-1)
-	for r := ruleNone + 1; r < numRules; r++ {
-		out = append(out, ruleTable[r].name)
-	}
-	return out
-}

@@ -119,13 +119,6 @@ func (l *Ledger) Balance() Cents {
 	return l.balance
 }
 
-// Transactions returns every transaction, oldest first.
-func (l *Ledger) Transactions() []Transaction {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.txs)
-}
-
 // Scheduled returns the scheduled payments, by id.
 func (l *Ledger) Scheduled() []Scheduled {
 	l.mu.Lock()
