@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/reinhq/rein/agent/stop"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/model"
 )
 
 // Events are typed callbacks on what a session does, called in order on
@@ -26,7 +29,7 @@ type Events struct {
 	// gates refused has only its Verdict).
 	Result func(ToolResult)
 	// Stop is the session's end: its stop reason and answer.
-	Stop func(reason, answer string)
+	Stop func(reason stop.Reason, answer string)
 }
 
 // Verdict is the decision on one proposed call.
@@ -35,7 +38,7 @@ type Verdict struct {
 	CallID   string
 	Tool     string
 	Args     json.RawMessage
-	Decision string // "allow" or "deny"
+	Decision gate.Decision // gate.Allow or gate.Deny (an Ask is resolved before it is recorded)
 	Gate     string
 	Reason   string
 }
@@ -49,6 +52,8 @@ type ToolResult struct {
 	IsError bool
 	// Refused is a result in rein's words: the tool did not run.
 	Refused bool
+	// Source is where the content came from, as its tool said.
+	Source model.Source
 }
 
 // observer turns audit records into e's callbacks, then calls next.
@@ -64,21 +69,28 @@ func (e *Events) observer(next func(audit.Record)) func(audit.Record) {
 			}
 		case audit.Verdict:
 			if e.Verdict != nil {
-				e.Verdict(Verdict{Step: r.Step, CallID: r.CallID, Tool: r.Tool, Args: r.Args, Decision: r.Decision.String(), Gate: r.Gate, Reason: r.Reason})
+				e.Verdict(Verdict{Step: r.Step, CallID: r.CallID, Tool: r.Tool, Args: r.Args, Decision: decisionOf(r.Decision), Gate: r.Gate, Reason: r.Reason})
 			}
 		case audit.Result:
 			if e.Result != nil {
-				e.Result(ToolResult{Step: r.Step, CallID: r.CallID, Tool: r.Tool, Content: r.Content, IsError: r.IsError, Refused: r.Refused})
+				e.Result(ToolResult{Step: r.Step, CallID: r.CallID, Tool: r.Tool, Content: r.Content, IsError: r.IsError, Refused: r.Refused, Source: r.Source})
 			}
 		case audit.Stop:
 			if e.Stop != nil {
-				e.Stop(string(r.Stop), r.Answer)
+				e.Stop(r.Stop, r.Answer)
 			}
 		}
 		if next != nil {
 			next(r)
 		}
 	}
+}
+
+// decisionOf is a verdict record's decision; a record without one (which
+// the writer never makes) reads as Deny, the fail-closed value.
+func decisionOf(d audit.Decision) gate.Decision {
+	v, _ := d.Get()
+	return v
 }
 
 // watched is an approver that tells Events of each ask and answer.

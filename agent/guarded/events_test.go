@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/agent/guarded"
+	"github.com/reinhq/rein/agent/stop"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/model/scripted"
 	"github.com/reinhq/rein/tool"
@@ -31,7 +32,7 @@ func TestEvents(t *testing.T) {
 			got = append(got, fmt.Sprintf("answered %s %v", r.Tool, yes))
 		},
 		Result: func(r guarded.ToolResult) { got = append(got, fmt.Sprintf("result %s refused=%v", r.Tool, r.Refused)) },
-		Stop:   func(reason, answer string) { got = append(got, "stop "+reason+" "+answer) },
+		Stop:   func(reason stop.Reason, answer string) { got = append(got, "stop "+string(reason)+" "+answer) },
 	}
 	state, dir := t.TempDir(), t.TempDir()
 	sc, err := scripted.Parse([]byte(`{"turns":[{"text":"go","calls":[{"tool":"tally"},
