@@ -122,7 +122,7 @@ func parts(b *strings.Builder, src string, ps []syntax.WordPart, quoted bool) bo
 			}
 		default: // parameters, substitutions, arithmetic, globs: only known when it runs
 			literal = false
-			b.WriteString(text(src, p))
+			b.WriteString(Source(src, p))
 		}
 	}
 	return literal
@@ -208,8 +208,12 @@ func hexVal(s string, max int) (v, n int) {
 	return v, n
 }
 
-// text returns the source of n in src, "" when its positions are unusable.
-func text(src string, n syntax.Node) string {
+// Source returns the text of n in src, the command line n was parsed from;
+// "" when n is nil or its positions are unusable.
+func Source(src string, n syntax.Node) string {
+	if n == nil {
+		return ""
+	}
 	start, end := n.Pos(), n.End()
 	if !start.IsValid() || !end.IsValid() {
 		return ""

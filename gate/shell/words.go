@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/reinhq/rein/gate/cmdline"
 )
 
 // dynMark stands for a part of a word only known at run time.
@@ -25,20 +27,7 @@ type arg struct {
 func litArg(s string) arg { return arg{val: s, raw: s, lit: true} }
 
 // source returns the text of n in src, or "" when positions are unusable.
-func source(src string, n syntax.Node) string {
-	if n == nil {
-		return ""
-	}
-	start, end := n.Pos(), n.End()
-	if !start.IsValid() || !end.IsValid() {
-		return ""
-	}
-	s, e := start.Offset(), end.Offset()
-	if s > e || e > uint(len(src)) {
-		return ""
-	}
-	return src[s:e]
-}
+func source(src string, n syntax.Node) string { return cmdline.Source(src, n) }
 
 // args resolves the words of a command, applying brace expansion.
 // The words go into the analyzer's arena (word appends nothing to it).

@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/netguard"
+	"github.com/reinhq/rein/tool"
 )
 
 // BenchmarkPipeline judges the corpora of testdata/corpus through the whole
@@ -48,27 +49,7 @@ func BenchmarkPipeline(b *testing.B) {
 				name = "corpus=" + c.name + "/gates=schema-only"
 			}
 			b.Run(name, func(b *testing.B) {
-				work, err := filepath.EvalSymlinks(b.TempDir())
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := os.MkdirAll(filepath.Join(work, "sub"), 0o755); err != nil {
-					b.Fatal(err)
-				}
-				root, err := os.OpenRoot(work)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer root.Close()
-				net := &netguard.Policy{}
-				reg, err := harness.Tools(harness.Env{Root: root, WorkDir: work, Net: net})
-				if err != nil {
-					b.Fatal(err)
-				}
-				p, err := harness.Gates(harness.Policy{Allowed: reg.Names(), Mode: permission.Bypass}, work, net)
-				if err != nil {
-					b.Fatal(err)
-				}
+				work, reg, p := benchSession(b)
 				if !full { // the baseline: allowlist and schema, what any harness does
 					p = gate.NewPipeline(nil, gate.NewAvailability(reg.Names()), gate.Validation{})
 				}
@@ -173,4 +154,32 @@ func pathCalls(tb testing.TB, work string) []gate.Call {
 		calls = append(calls, mkCall("read_file", map[string]string{"path": p}))
 	}
 	return calls
+}
+
+// benchSession makes a work dir (with a sub directory) and the session's
+// tools and gates on it, in bypass mode: nothing is asked.
+func benchSession(b *testing.B) (work string, reg *tool.Registry, p *gate.Pipeline) {
+	b.Helper()
+	work, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(work, "sub"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	root, err := os.OpenRoot(work)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { root.Close() })
+	net := &netguard.Policy{}
+	reg, err = harness.Tools(harness.Env{Root: root, WorkDir: work, Net: net})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err = harness.Gates(harness.Policy{Allowed: reg.Names(), Mode: permission.Bypass}, work, net)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return work, reg, p
 }

@@ -3,16 +3,11 @@
 package harness_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reinhq/rein/gate/cmdline"
-	"github.com/reinhq/rein/gate/permission"
-	"github.com/reinhq/rein/internal/harness"
-	"github.com/reinhq/rein/netguard"
 )
 
 // BenchmarkPipelineVsParse is issue 16's measure: the whole gate pipeline
@@ -24,24 +19,7 @@ import (
 //
 //	go test -run '^$' -bench PipelineVsParse -count 3 ./internal/harness
 func BenchmarkPipelineVsParse(b *testing.B) {
-	work, err := filepath.EvalSymlinks(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	root, err := os.OpenRoot(work)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer root.Close()
-	net := &netguard.Policy{}
-	reg, err := harness.Tools(harness.Env{Root: root, WorkDir: work, Net: net})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := harness.Gates(harness.Policy{Allowed: reg.Names(), Mode: permission.Bypass}, work, net)
-	if err != nil {
-		b.Fatal(err)
-	}
+	work, reg, p := benchSession(b)
 	calls := shellCalls(b, work)
 	srcs := make([]string, len(calls))
 	for i := range calls {
