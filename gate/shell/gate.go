@@ -35,15 +35,22 @@ func (g *Gate) Analyze(src string) Analysis { return g.z.Analyze(src) }
 // Analyzer judges command lines under one Options, with pooled analyzers.
 // It is safe for concurrent use.
 type Analyzer struct {
-	key       any // analysesKey{o}, made into an interface value once
+	key       any       // analysesKey{o}, made into an interface value once
+	execTool  string    // Options.ExecTool
+	strict    *Analyzer // for calls of other tools than execTool: no sandbox; nil when Exec is zero or applies to all
 	pr        prepared
 	analyzers sync.Pool // *analyzer with its parser and buffers; reused, never shared
 }
 
 // NewAnalyzer returns the analyzer of command lines run under o.
 func NewAnalyzer(o Options) *Analyzer {
-	z := &Analyzer{key: analysesKey{o}, pr: prepare(o)}
+	z := &Analyzer{key: analysesKey{o}, pr: prepare(o), execTool: o.ExecTool}
 	z.analyzers.New = func() any { return newAnalyzer(newParser()) }
+	if o.ExecTool != "" && o.Exec != (Executor{}) {
+		strict := o
+		strict.Exec, strict.ExecTool = Executor{}, ""
+		z.strict = NewAnalyzer(strict)
+	}
 	return z
 }
 
@@ -61,11 +68,15 @@ type analysesKey struct{ o Options }
 
 // Call returns the analysis of each of the call's command lines
 // (gate.Call.Commands, in the same order), as run in the call's first
-// non-empty directory argument (role dir). It walks the trees
+// non-empty directory argument (role dir), by the executor Options.Exec
+// describes when the call's tool is Options.ExecTool, else unsandboxed. It walks the trees
 // Commands parsed, and is computed once per call and Options — by the
 // shell gate, or by whichever gate asks first — and kept in the call
 // (gate.Call.Memo). The analyses must not be changed.
 func (z *Analyzer) Call(c *gate.Call) []Analysis {
+	if z.strict != nil && c.Name != z.execTool {
+		return z.strict.Call(c) // its commands do not run in the executor Exec describes
+	}
 	return *c.Memo(z.key, func() any { return z.call(c) }).(*[]Analysis)
 }
 

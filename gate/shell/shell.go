@@ -47,6 +47,12 @@ type Options struct {
 	// Exec is what the executor that runs the commands lets them do; the
 	// zero value, no sandbox, is the strictest reading.
 	Exec Executor
+	// ExecTool names the one tool whose commands run in Exec's executor
+	// (the session's run_bash). A call of any other tool with a command
+	// argument (a caller's tool, an MCP tool given the command role) runs
+	// where rein cannot see, so it is judged as unsandboxed: the zero
+	// Executor. Empty means Exec applies to every call.
+	ExecTool string
 }
 
 // Command is one simple command found in a command line.

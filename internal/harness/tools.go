@@ -135,7 +135,7 @@ func Gates(p Policy, workdir string, net *netguard.Policy) (*gate.Pipeline, erro
 		return nil, fmt.Errorf("scope: %w", err)
 	}
 	sc.WithProtected(p.Protected)
-	shOpts := shell.Options{WorkDir: workdir, Home: home(), Protected: p.Protected, Exec: p.Exec}
+	shOpts := shell.Options{WorkDir: workdir, Home: home(), Protected: p.Protected, Exec: p.Exec, ExecTool: bash.Name}
 	perm, err := permission.NewGate(p.Mode, p.Rules, shOpts)
 	if err != nil {
 		return nil, err
