@@ -447,10 +447,62 @@ func (f *Func[A]) decodeTyped(args json.RawMessage) (A, error) {
 		if err := json.Unmarshal(args, &a); err != nil {
 			return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, jsonx.Explain(args, err))
 		}
-	} else if err := jsonx.DecodeStrict(args, &a); err != nil {
-		return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
+	} else {
+		// No closed schema names the fields exactly, and encoding/json
+		// matches names regardless of case: {"PATH":…} would fill Path
+		// while every gate reads the argument "path" and finds none.
+		if err := jsonx.DecodeStrict(args, &a); err != nil {
+			return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
+		}
+		if err := exactNames(args, reflect.TypeFor[A]()); err != nil {
+			return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
+		}
 	}
 	return a, f.check(&a)
+}
+
+// exactNames refuses a top-level key of args that names a field of t (a
+// struct) only when case is ignored: the gates read arguments by their
+// exact names, so the tool must not be handed a value under another
+// spelling.
+func exactNames(args json.RawMessage, t reflect.Type) error {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return nil // not an object: the strict decode says what is wrong
+	}
+	names := fieldNames(t, nil)
+	for k := range m {
+		if slices.Contains(names, k) {
+			continue
+		}
+		for _, n := range names {
+			if strings.EqualFold(k, n) {
+				return fmt.Errorf("argument %q: argument names are case-sensitive; did you mean %q?", k, n)
+			}
+		}
+	}
+	return nil
+}
+
+// fieldNames appends the JSON names of t's fields (embedded structs'
+// fields included) to dst.
+func fieldNames(t reflect.Type, dst []string) []string {
+	for f := range t.Fields() {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == "-":
+		case f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct:
+			dst = fieldNames(f.Type, dst)
+		case tag != "":
+			dst = append(dst, tag)
+		case f.IsExported():
+			dst = append(dst, f.Name)
+		}
+	}
+	return dst
 }
 
 // check runs A's own Check, if it has one.

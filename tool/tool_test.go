@@ -194,3 +194,37 @@ func (a *checkedArgs) Check() error {
 	}
 	return nil
 }
+
+// TestArgumentNamesAreExact: encoding/json fills a field from a key that
+// matches its name only when case is ignored, while every gate reads an
+// argument by its exact name; a tool without a closed schema would run
+// {"PATH":"/etc/passwd"} after the scope gate found no path argument to
+// judge. Such a key is refused, by Decode (the gates' decode) and by Run;
+// the exact name, and a key no field matches at all under a struct that
+// allows it, still work.
+func TestArgumentNamesAreExact(t *testing.T) {
+	t.Parallel()
+	type args struct {
+		Path string `json:"path"`
+		Mode string
+	}
+	var ran []string
+	open := tool.New(tool.Spec{Name: "open_tool", Effect: tool.Reversible, Roles: map[string]tool.Role{"path": tool.RolePath}},
+		func(_ context.Context, a args) (string, error) { ran = append(ran, a.Path); return "ok", nil })
+	for _, bad := range []string{`{"PATH":"/etc/passwd"}`, `{"Path":"/etc/passwd"}`, `{"path":"x","mode":"w"}`} {
+		if _, err := open.Decode(json.RawMessage(bad), nil); err == nil || !errors.Is(err, tool.ErrArgs) {
+			t.Errorf("Decode(%s) = %v, want ErrArgs", bad, err)
+		}
+		if _, err := open.Run(t.Context(), json.RawMessage(bad)); err == nil {
+			t.Errorf("Run(%s) ran", bad)
+		}
+	}
+	for _, good := range []string{`{"path":"notes.txt"}`, `{"path":"notes.txt","Mode":"w"}`} {
+		if _, err := open.Run(t.Context(), json.RawMessage(good)); err != nil {
+			t.Errorf("Run(%s): %v", good, err)
+		}
+	}
+	if len(ran) != 2 || ran[0] != "notes.txt" {
+		t.Errorf("ran with %q", ran)
+	}
+}
