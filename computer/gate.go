@@ -33,6 +33,12 @@ func (g screenGate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 	if !ok || t.s != g.s {
 		return gate.Verdict{Decision: gate.Allow, Gate: GateScreen}
 	}
+	// Each call is judged on the page as it is now: what an earlier call
+	// inspected (refused, say, so no screenshot came after it) may have
+	// changed since. The inspections made here are kept for the rest of
+	// this call's gates (confirm reads the call's effect), so the verdict
+	// and the effect class agree.
+	g.s.forget()
 	a, err := t.decode(c.Args)
 	if err != nil { // the validation gate says what is wrong
 		return gate.Verdict{Decision: gate.Deny, Gate: GateScreen, Reason: "the action cannot be judged: " + err.Error(),

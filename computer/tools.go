@@ -149,9 +149,19 @@ func (s *Screen) drain() (string, error) {
 	return obs, nil
 }
 
+// forget drops the inspections made so far: the screen gate calls it as
+// it begins to judge a call.
+func (s *Screen) forget() {
+	s.mu.Lock()
+	s.seen = nil
+	s.mu.Unlock()
+}
+
 // inspect returns the element a would act on, asked of the Env once per
+// call (the screen gate forgets earlier calls' inspections) and per
 // screenshot. An element that cannot be inspected is opaque, which the
-// policy judges irreversible (fail closed).
+// policy judges irreversible (fail closed); that too is kept for the call,
+// so its verdict and its effect class agree.
 func (s *Screen) inspect(ctx context.Context, a Action) Element {
 	s.mu.Lock()
 	el, ok := s.seen[a]
@@ -161,7 +171,7 @@ func (s *Screen) inspect(ctx context.Context, a Action) Element {
 	}
 	el, err := s.env.Inspect(ctx, a)
 	if err != nil {
-		return Element{Found: true, Tag: "unknown", Opaque: true} // not kept: a later try may see it
+		el = Element{Found: true, Tag: "unknown", Opaque: true}
 	}
 	s.mu.Lock()
 	if s.seen == nil {
