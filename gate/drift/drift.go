@@ -87,20 +87,20 @@ func New(goal string) *Gate { return &Gate{goal: goal} }
 // Name returns "drift".
 func (*Gate) Name() string { return Name }
 
-// HighRisk reports whether a call to t is one the gate judges: a tool with
-// an effect (files, commands, sending) or one that reaches the network.
-func HighRisk(t tool.Tool) bool {
-	if t == nil {
+// highRisk reports whether c is a call the gate judges: one with an effect
+// (files, commands, sending: the call's class, tool.Effector) or of a tool
+// that reaches the network.
+func highRisk(ctx context.Context, c *gate.Call) bool {
+	if c.Tool == nil {
 		return false
 	}
-	s := t.Spec()
-	return s.Effect != tool.ReadOnly || len(s.ArgsWith(tool.RoleURL)) > 0
+	return c.Effect(ctx) != tool.ReadOnly || len(c.Tool.Spec().ArgsWith(tool.RoleURL)) > 0
 }
 
 // Check asks when a high-risk call's arguments hold a sensitive token the
 // user's words do not account for, and allows everything else.
-func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
-	if !HighRisk(c.Tool) {
+func (g *Gate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
+	if !highRisk(ctx, c) {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "not a high-risk call"}
 	}
 	found := Drifted(argText(c), g.context())

@@ -149,7 +149,7 @@ type hit struct {
 // Commands, URLs and paths are read from the call's views (gate.Call
 // Commands, URLs, Paths), so that they are judged as the other gates judge
 // them and as the tool runs them.
-func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
+func (g *Gate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 	allow := gate.Verdict{Decision: gate.Allow, Gate: Name}
 	if c.Tool == nil {
 		return allow
@@ -163,7 +163,7 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 	} else if _, ok := v.(map[string]any); !ok {
 		return allow
 	}
-	if spec.Effect == tool.ReadOnly {
+	if c.Effect(ctx) == tool.ReadOnly { // this call's class (tool.Effector)
 		return g.checkRead(c)
 	}
 	var hits []hit

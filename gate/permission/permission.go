@@ -282,11 +282,12 @@ func (*Gate) Name() string { return Name }
 func (g *Gate) Mode() Mode { return g.mode }
 
 // Check applies the rules, then the mode.
-func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
+func (g *Gate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 	if c.Tool == nil {
 		return gate.UnknownTool(c.Name)
 	}
 	spec := c.Tool.Spec()
+	effect := c.Effect(ctx) // this call's class (tool.Effector), as confirm and the limit read it
 	var hit *rule
 	for i := range g.rules {
 		r := &g.rules[i]
@@ -294,22 +295,22 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 			hit = r // the strictest matching rule wins (Deny < Ask < Allow)
 		}
 	}
-	if g.mode == Plan && spec.Effect != tool.ReadOnly {
+	if g.mode == Plan && effect != tool.ReadOnly {
 		return gate.Verdict{Decision: gate.Deny, Gate: Name,
-			Reason: fmt.Sprintf("plan mode is read-only and %s is %s", c.Name, spec.Effect),
+			Reason: fmt.Sprintf("plan mode is read-only and %s is %s", c.Name, effect),
 			Hint:   fmt.Sprintf("This session is in plan mode: it may read and plan, not change anything, so %s did not run. Write the plan instead; the user will carry it out.", c.Name)}
 	}
 	if hit != nil {
 		return ruleVerdict(hit, c)
 	}
 	switch {
-	case spec.Effect == tool.ReadOnly || g.mode == Bypass:
+	case effect == tool.ReadOnly || g.mode == Bypass:
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: g.allow}
-	case g.mode == AcceptEdits && isEdit(spec):
+	case g.mode == AcceptEdits && isEdit(spec, effect):
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "accept-edits mode allows file edits inside the work dir"}
 	}
 	return gate.Verdict{Decision: gate.Ask, Gate: Name,
-		Reason: fmt.Sprintf("%s mode asks before %s (%s)", g.mode, c.Name, spec.Effect)}
+		Reason: fmt.Sprintf("%s mode asks before %s (%s)", g.mode, c.Name, effect)}
 }
 
 func ruleVerdict(r *rule, c *gate.Call) gate.Verdict {
@@ -327,9 +328,9 @@ func ruleVerdict(r *rule, c *gate.Call) gate.Verdict {
 	return v
 }
 
-// isEdit reports whether a tool edits files and nothing else: reversible,
-// with a path argument and no command or URL.
-func isEdit(s tool.Spec) bool {
-	return s.Effect == tool.Reversible && len(s.ArgsWith(tool.RolePath)) > 0 &&
+// isEdit reports whether a call of a tool edits files and nothing else:
+// reversible, with a path argument and no command or URL.
+func isEdit(s tool.Spec, effect tool.Effect) bool {
+	return effect == tool.Reversible && len(s.ArgsWith(tool.RolePath)) > 0 &&
 		len(s.ArgsWith(tool.RoleCommand)) == 0 && len(s.ArgsWith(tool.RoleURL)) == 0
 }

@@ -105,7 +105,7 @@ func (g *Gate) WithProtected(l *protect.List) *Gate {
 func (*Gate) Name() string { return Name }
 
 // Check judges every path, directory and glob argument of the call.
-func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
+func (g *Gate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 	if c.Tool == nil {
 		v := gate.UnknownTool(c.Name)
 		v.Gate = Name
@@ -113,7 +113,7 @@ func (g *Gate) Check(_ context.Context, c *gate.Call) gate.Verdict {
 	}
 	// The arguments to judge (c.Paths), in name order so that the first
 	// refusal is always the same one.
-	writes := c.Tool.Spec().Effect != tool.ReadOnly
+	writes := c.Effect(ctx) != tool.ReadOnly // this call's class (tool.Effector)
 	var ask gate.Verdict
 	asked := false
 	for _, p := range c.Paths() {
