@@ -342,7 +342,7 @@ func (r *run) snapshot(t tool.Tool, args json.RawMessage) (ids, paths []string, 
 	if !ok || r.l.cfg.Snapshots == nil {
 		return nil, nil, nil
 	}
-	paths, err = ch.Changes(args)
+	paths, err = changes(ch, args)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -439,3 +439,15 @@ func safeArgs(args json.RawMessage) json.RawMessage {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// changes asks the tool which files a call will change, turning a panic
+// into an error: the call then does not run, as when a file cannot be
+// saved.
+func changes(ch tool.Changer, args json.RawMessage) (paths []string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			paths, err = nil, fmt.Errorf("the tool could not say which files it changes (it crashed: %v)", p)
+		}
+	}()
+	return ch.Changes(args)
+}

@@ -213,12 +213,18 @@ type Effector interface {
 // EffectOf returns the effect of one call of t: what its Effector says, or
 // Spec().Effect for a tool without one. An Effector that fails (the
 // element under the pointer cannot be inspected) makes the call
-// Irreversible: what rein cannot judge is treated as the worst.
-func EffectOf(ctx context.Context, t Tool, args json.RawMessage) Effect {
+// Irreversible: what rein cannot judge is treated as the worst. So does
+// one that panics.
+func EffectOf(ctx context.Context, t Tool, args json.RawMessage) (eff Effect) {
 	e, ok := t.(Effector)
 	if !ok {
 		return t.Spec().Effect
 	}
+	defer func() {
+		if recover() != nil {
+			eff = Irreversible
+		}
+	}()
 	eff, err := e.EffectOf(ctx, args)
 	if err != nil {
 		return Irreversible
