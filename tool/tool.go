@@ -539,6 +539,13 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		if _, dup := r.byName[name]; dup {
 			return nil, fmt.Errorf("tool registry: two tools are named %q", name)
 		}
+		_, decodes := t.(Decoder)
+		if _, images := t.(Imager); decodes && images {
+			// The loop runs a Decoder on the value the gates decoded and an
+			// Imager on its raw arguments: a tool that is both would run
+			// one of the two unjudged.
+			return nil, fmt.Errorf("tool registry: %s both decodes its arguments (Decoder) and returns images (Imager); it may do one", name)
+		}
 		r.byName[name] = t
 		r.names = append(r.names, name)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -226,5 +227,26 @@ func TestArgumentNamesAreExact(t *testing.T) {
 	}
 	if len(ran) != 2 || ran[0] != "notes.txt" {
 		t.Errorf("ran with %q", ran)
+	}
+}
+
+// imagingFunc is a typed tool that also returns images: the loop would run
+// its RunImages on the raw arguments, not the value the gates decoded.
+type imagingFunc struct{ *tool.Func[struct{}] }
+
+func (imagingFunc) RunImages(context.Context, json.RawMessage) (string, []model.Image, error) {
+	return "", nil, nil
+}
+
+// TestRegistryRefusesDecoderImagers: a tool may decode its arguments once
+// (Decoder) or return images (Imager), not both.
+func TestRegistryRefusesDecoderImagers(t *testing.T) {
+	t.Parallel()
+	f := tool.New(tool.Spec{Name: "snap"}, func(context.Context, struct{}) (string, error) { return "", nil })
+	if _, err := tool.NewRegistry(imagingFunc{f}); err == nil || !strings.Contains(err.Error(), "Imager") {
+		t.Fatalf("NewRegistry(a Decoder that is an Imager) = %v", err)
+	}
+	if _, err := tool.NewRegistry(f); err != nil {
+		t.Fatalf("NewRegistry(a plain Func) = %v", err)
 	}
 }
