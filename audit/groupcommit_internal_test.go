@@ -33,9 +33,9 @@ func TestGroupCommit(t *testing.T) {
 	}
 	var steps []step
 	steps = append(steps, step{Record{Type: SessionStart}, 0})
-	steps = append(steps, call("", 0)...)                                   // a read-only call: nothing to wait for
-	steps = append(steps, call("k1", 0)...)                                 // a side effect: verdict and intent in one fsync
-	steps = append(steps, call("k2", 1)...)                                 // the last result rode with this one
+	steps = append(steps, call("", 0)...)                                                  // a read-only call: nothing to wait for
+	steps = append(steps, call("k1", 0)...)                                                // a side effect: verdict and intent in one fsync
+	steps = append(steps, call("k2", 1)...)                                                // the last result rode with this one
 	steps = append(steps, step{Record{Type: Verdict, Decision: DecisionOf(gate.Deny)}, 2}) // a refusal: no effect follows
 	steps = append(steps, step{Record{Type: Stop}, 3})
 

@@ -292,7 +292,7 @@ func TestKeys(t *testing.T) {
 		"sandbox.backend":   `"landlock"`, "sandbox.image": `"img"`, "sandbox.runtime": `"podman"`,
 		"sandbox.memory": `"1GiB"`, "flow.on_hit": `"deny"`, "protect.paths": `["deploy/"]`,
 		"mcp.servers": `{ srv = { command = "srv" } }`,
-		"prices": "{}", "model.default": `"scripted:x.json"`,
+		"prices":      "{}", "model.default": `"scripted:x.json"`,
 	}
 	for _, k := range want {
 		v, ok := values[k]
