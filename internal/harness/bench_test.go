@@ -167,19 +167,27 @@ func benchSession(b *testing.B) (work string, reg *tool.Registry, p *gate.Pipeli
 	if err := os.MkdirAll(filepath.Join(work, "sub"), 0o755); err != nil {
 		b.Fatal(err)
 	}
-	root, err := os.OpenRoot(work)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { root.Close() })
 	net := &netguard.Policy{}
-	reg, err = harness.Tools(harness.Env{Root: root, WorkDir: work, Net: net})
-	if err != nil {
-		b.Fatal(err)
-	}
+	reg = workTools(b, work, net)
 	p, err = harness.Gates(harness.Policy{Allowed: reg.Names(), Mode: permission.Bypass}, work, net)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return work, reg, p
+}
+
+// workTools returns the session's built-in tools rooted at dir (the root
+// closed when the test ends), with net as webfetch's network policy.
+func workTools(tb testing.TB, dir string, net *netguard.Policy) *tool.Registry {
+	tb.Helper()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { root.Close() })
+	reg, err := harness.Tools(harness.Env{Root: root, WorkDir: dir, Net: net})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return reg
 }

@@ -2,7 +2,6 @@ package harness_test
 
 import (
 	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/reinhq/rein/gate"
@@ -18,15 +17,7 @@ import (
 func TestGatesJudgeAsTheSandbox(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	reg, err := harness.Tools(harness.Env{Root: root, WorkDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := workTools(t, dir, nil)
 	tl, _ := reg.Lookup("run_bash")
 	cmd := func(c string) *gate.Call {
 		b, _ := json.Marshal(map[string]string{"command": c})

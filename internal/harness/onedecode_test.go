@@ -2,7 +2,6 @@ package harness_test
 
 import (
 	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/reinhq/rein/gate"
@@ -19,16 +18,8 @@ import (
 func TestJudgedAsRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
 	net := &netguard.Policy{}
-	reg, err := harness.Tools(harness.Env{Root: root, WorkDir: dir, Net: net})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := workTools(t, dir, net)
 	p, err := harness.Gates(harness.Policy{Allowed: reg.Names(), Mode: permission.Bypass}, dir, net)
 	if err != nil {
 		t.Fatal(err)

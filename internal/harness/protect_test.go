@@ -30,15 +30,7 @@ func TestProtectedWriteInEveryMode(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".git", "config"), []byte("[core]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	reg, err := harness.Tools(harness.Env{Root: root, WorkDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := workTools(t, dir, nil)
 	call := func(name, args string) *gate.Call {
 		tl, _ := reg.Lookup(name)
 		return &gate.Call{ID: "c1", Name: name, Args: json.RawMessage(args), Tool: tl}
