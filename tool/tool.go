@@ -274,6 +274,7 @@ type Func[A any] struct {
 	schema   *schema.Schema
 	hasCheck bool    // *A has a Check method
 	fill     *filler // nil when A's fields cannot be set from a parsed value
+	names    []string // A's top-level JSON field names (exactNames); nil when A is no struct
 	run      func(ctx context.Context, args A) (string, model.Source, error)
 	lookup   func(ctx context.Context, args A) error
 }
@@ -301,6 +302,9 @@ func New[A any](spec Spec, run func(ctx context.Context, args A) (string, error)
 func NewSourced[A any](spec Spec, run func(ctx context.Context, args A) (string, model.Source, error)) *Func[A] {
 	f := &Func[A]{spec: spec, run: run}
 	_, f.hasCheck = any(new(A)).(interface{ Check() error })
+	if t := reflect.TypeFor[A](); t.Kind() == reflect.Struct {
+		f.names = fieldNames(t, nil)
+	}
 	if len(spec.Schema) > 0 {
 		f.schema = schema.MustCompile(spec.Name, spec.Schema)
 		f.fill = newFiller(reflect.TypeFor[A](), f.schema)
@@ -460,26 +464,25 @@ func (f *Func[A]) decodeTyped(args json.RawMessage) (A, error) {
 		if err := jsonx.DecodeStrict(args, &a); err != nil {
 			return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
 		}
-		if err := exactNames(args, reflect.TypeFor[A]()); err != nil {
+		if err := exactNames(args, f.names); err != nil {
 			return a, fmt.Errorf("%w for %s: %w", ErrArgs, f.spec.Name, err)
 		}
 	}
 	return a, f.check(&a)
 }
 
-// exactNames refuses a top-level key of args that names a field of t (a
-// struct) only when case is ignored: the gates read arguments by their
-// exact names, so the tool must not be handed a value under another
+// exactNames refuses a top-level key of args that names one of a struct's
+// fields (names) only when case is ignored: the gates read arguments by
+// their exact names, so the tool must not be handed a value under another
 // spelling.
-func exactNames(args json.RawMessage, t reflect.Type) error {
-	if t.Kind() != reflect.Struct {
+func exactNames(args json.RawMessage, names []string) error {
+	if len(names) == 0 {
 		return nil
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(args, &m) != nil {
 		return nil // not an object: the strict decode says what is wrong
 	}
-	names := fieldNames(t, nil)
 	for k := range m {
 		if slices.Contains(names, k) {
 			continue
