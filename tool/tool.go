@@ -272,8 +272,8 @@ var ErrFatal = errors.New("the tool cannot run any more")
 type Func[A any] struct {
 	spec     Spec
 	schema   *schema.Schema
-	hasCheck bool    // *A has a Check method
-	fill     *filler // nil when A's fields cannot be set from a parsed value
+	hasCheck bool     // *A has a Check method
+	fill     *filler  // nil when A's fields cannot be set from a parsed value
 	names    []string // A's top-level JSON field names (exactNames); nil when A is no struct
 	run      func(ctx context.Context, args A) (string, model.Source, error)
 	lookup   func(ctx context.Context, args A) error
