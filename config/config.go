@@ -148,10 +148,10 @@ type Tools struct {
 type Audit struct {
 	// Dir is where logs go; empty means $XDG_STATE_HOME/rein/audit.
 	Dir string `toml:"dir" json:"dir"`
-	// Durability is "fsync" (the default: every record is on disk before
-	// the next step, so after a crash at any moment every line is complete)
-	// or "flush" (handed to the OS: survives a crash of rein, not of the
-	// machine; much faster).
+	// Durability is "fsync" (the default: before every side effect and at
+	// the stop, every record so far is on disk, so after a power loss no
+	// effect lacks its intent) or "flush" (handed to the OS: survives a
+	// crash of rein, not of the machine; much faster).
 	Durability string `toml:"durability" json:"durability"`
 }
 

@@ -55,7 +55,7 @@ type agentFlags struct {
 	JSON            bool                   `name:"json" help:"Print one JSON event per line (text, tool_call, verdict, result, stop), then one final JSON object."`
 	AuditDir        string                 `placeholder:"DIR" help:"Directory for the audit log (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
 	Config          string                 `placeholder:"FILE" help:"A config file applied after ~/.config/rein/config.toml and DIR/.rein/config.toml."`
-	Durability      string                 `placeholder:"LEVEL" help:"Audit durability: fsync (every record on disk before the next step; the default) or flush (handed to the OS: survives a crash of rein, not of the machine)."`
+	Durability      string                 `placeholder:"LEVEL" help:"Audit durability: fsync (the default: before every side effect and at the stop, every record so far is on disk) or flush (handed to the OS: survives a crash of rein, not of the machine)."`
 	Sandbox         string                 `placeholder:"BACKEND" help:"Where commands run: auto (the strongest that works here: landlock, else docker with --image; with none working, commands are refused), landlock, docker, none (unsandboxed, only when asked for). Default: sandbox.backend from config, else auto."`
 	Image           string                 `placeholder:"IMAGE" help:"Container image for --sandbox docker (never pulled)."`
 	BaseURL         string                 `name:"base-url" placeholder:"URL" help:"The provider's API base URL (default ANTHROPIC_BASE_URL or OPENAI_BASE_URL, else the provider's own); a local OpenAI-compatible server needs no key. Keys come only from ANTHROPIC_API_KEY / OPENAI_API_KEY."`
