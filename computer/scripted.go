@@ -12,8 +12,8 @@ import (
 	"image/png"
 	"sync"
 
-	"github.com/reinhq/rein/internal/jsonx"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/model/jsonx"
 )
 
 // Script is a scripted vision model's script: the actions it takes, in

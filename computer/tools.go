@@ -8,8 +8,8 @@ import (
 
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/gate"
-	"github.com/reinhq/rein/internal/jsonx"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/model/jsonx"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/schema"
 )

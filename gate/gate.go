@@ -21,7 +21,7 @@ import (
 
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/gate/cmdline"
-	"github.com/reinhq/rein/internal/jsonx"
+	"github.com/reinhq/rein/model/jsonx"
 	"github.com/reinhq/rein/tool"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/reinhq/rein/internal/jsonx"
+	"github.com/reinhq/rein/model/jsonx"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/schema"
 )

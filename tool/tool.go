@@ -19,8 +19,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/reinhq/rein/internal/jsonx"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/model/jsonx"
 	"github.com/reinhq/rein/tool/schema"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate"
-	"github.com/reinhq/rein/internal/jsonx"
+	"github.com/reinhq/rein/model/jsonx"
 	"github.com/reinhq/rein/tool"
 )
 

@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/reinhq/rein/internal/jsonx"
+	"github.com/reinhq/rein/model/jsonx"
 	"github.com/reinhq/rein/tool/desk"
 	"github.com/reinhq/rein/tool/mail"
 )

@@ -44,9 +44,9 @@ type rule struct {
 
 // rules are rein's import rules (issue 16, DESIGN.md "Packages").
 var rules = []rule{
-	{Pkgs: "model/...", Only: []string{"model", "model/internal/wire", "internal/jsonx"},
-		Why: "a provider sits below the loop: it imports only package model (and its SDK); internal/jsonx and model/internal/wire (what a server sent, for errors) are stdlib-only leaves"},
-	{Pkgs: "config", Not: []string{"model/..."}, Except: []string{"model"},
+	{Pkgs: "model/...", Only: []string{"model", "model/internal/wire", "model/jsonx"},
+		Why: "a provider sits below the loop: it imports only package model (and its SDK); model/jsonx (strict JSON) and model/internal/wire (what a server sent, for errors) are stdlib-only leaves"},
+	{Pkgs: "config", Not: []string{"model/..."}, Except: []string{"model", "model/jsonx"},
 		Why: "config reads prices from package price, never from a provider"},
 	{Pkgs: "tool/...", Not: []string{"gate", "gate/..."},
 		Why: "a tool is judged by the gates and knows none of them; the guarded network is netguard"},
@@ -68,7 +68,7 @@ var rules = []rule{
 		Why: "price is the one price table: a leaf that config, the CLI and anything else may use"},
 	{Pkgs: "agent/stop", Only: []string{},
 		Why: "the stop reasons are a leaf that the loop and the audit log share"},
-	{Pkgs: "audit", Not: []string{"agent", "agent/guarded", "internal/..."}, Except: []string{"internal/linkcheck", "internal/termsafe", "internal/jsonx", "internal/statedir"},
+	{Pkgs: "audit", Not: []string{"agent", "agent/guarded", "internal/..."}, Except: []string{"internal/linkcheck", "internal/termsafe", "internal/statedir"},
 		Why: "the audit log sits below the loop: it types its records with the gates', tools' and stop package's values, never the loop's"},
 	{Pkgs: "netguard", Only: []string{},
 		Why: "netguard is the guarded network below the gates and the tools: it uses nothing above it"},
@@ -203,7 +203,7 @@ func TestRulesCatch(t *testing.T) {
 		bad   int
 	}{
 		{"a provider above the loop", map[string][]string{"model/anthropic": {"model", "computer", "agent"}}, 2},
-		{"a provider with model and jsonx", map[string][]string{"model/scripted": {"model", "internal/jsonx"}}, 0},
+		{"a provider with model and jsonx", map[string][]string{"model/scripted": {"model", "model/jsonx"}}, 0},
 		{"config reaching a provider", map[string][]string{"config": {"model", "model/openai", "price"}}, 1},
 		{"a tool importing a gate", map[string][]string{"tool/web": {"tool", "gate/network", "netguard"}}, 1},
 		{"a tool importing the pipeline", map[string][]string{"tool/fs": {"tool", "gate"}}, 1},

@@ -23,8 +23,8 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/reinhq/rein/internal/jsonx"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/model/jsonx"
 )
 
 // Script is a parsed script file.

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reinhq/rein/internal/jsonx"
 	"github.com/reinhq/rein/model"
+	"github.com/reinhq/rein/model/jsonx"
 	"github.com/reinhq/rein/model/scripted"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reinhq/rein/internal/jsonx"
+	"github.com/reinhq/rein/model/jsonx"
 )
 
 type inner struct {

@@ -1,6 +1,8 @@
 // Package jsonx decodes JSON strictly and explains what was wrong with it in
 // terms a person can act on: the line and column of a syntax error, the name
-// of an unknown field, the field whose value has the wrong type.
+// of an unknown field, the field whose value has the wrong type. It is a
+// leaf (the standard library only) beside package model, whose scripted
+// model reads its scripts with it; tools and gates use it for arguments.
 package jsonx
 
 import (
