@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/scripted"
@@ -138,4 +140,39 @@ func perStep(b *testing.B, session func()) {
 	steps := float64(b.N * benchSteps)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/steps, "ns/step")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/steps, "allocs/step")
+}
+
+// BenchmarkLongSession measures the loop's own cost per step as a session
+// grows: sessions of 10 and 1,000 steps, each step a model call and a tool
+// call whose result is 400 characters, with the scripted model estimating
+// its usage from the whole request and the loop checking the context
+// budget before every call, as a long `rein run` does. A step of a long
+// session should cost about what a step of a short one does; the ratio of
+// the two ns/step figures is the measure (docs/BENCHMARKS.md).
+func BenchmarkLongSession(b *testing.B) {
+	for _, steps := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) {
+			out := strings.Repeat("a line of tool output ", 20)
+			reg, _ := tool.NewRegistry(tool.New(tool.Spec{Name: "noop", Schema: json.RawMessage(`{"type":"object"}`)},
+				func(context.Context, noopArgs) (string, error) { return out, nil }))
+			s := &scripted.Script{}
+			for i := range steps - 1 {
+				s.Turns = append(s.Turns, scripted.Turn{Text: "working", Calls: []scripted.Call{{Tool: "noop", Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}}})
+			}
+			s.Turns = append(s.Turns, scripted.Turn{Text: "done"})
+			gates := gate.NewPipeline(nil, gate.NewAvailability([]string{"noop"}), gate.Validation{})
+			b.ReportAllocs()
+			for b.Loop() {
+				loop, err := agent.New(agent.Config{Model: scripted.New("bench", s), Tools: reg, Gates: gates,
+					MaxContextTokens: 1 << 40, Limits: budget.Limits{MaxSteps: steps + 1, MaxToolCalls: steps + 1}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res := loop.Run(context.Background(), "bench"); res.Stop != agent.StopDone || res.Steps != steps {
+					b.Fatalf("stop %s after %d steps", res.Stop, res.Steps)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")
+		})
+	}
 }

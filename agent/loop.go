@@ -38,6 +38,7 @@ type run struct {
 	answer   string
 	inflight *audit.Record     // the tool call running, or the model call waiting, when an abort comes
 	unnoted  []*model.ToolCall // resume: calls of the rebuilt conversation whose arguments the Provenance has not been told
+	view     view              // the conversation as the model reads it, rendered and counted as it grows
 }
 
 // Run runs task until it stops, and reports why. It never panics on model or
@@ -54,6 +55,7 @@ func (l *Loop) Run(ctx context.Context, task string) Result {
 	l.tellTask(task)
 	r := &run{
 		l:     l,
+		view:  view{l: l},
 		ctx:   ctx,
 		meter: budget.NewMeter(l.cfg.Limits),
 		msgs:  []model.Message{{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(task)}}},
@@ -137,10 +139,10 @@ func (r *run) step() *errStop {
 		return &errStop{StopMaxSteps, err}
 	}
 	step := r.meter.Used().Steps
-	if msgs, ok := r.l.compacted(r.msgs); ok {
+	if msgs, ok := r.view.compacted(r.msgs); ok {
 		r.msgs = msgs
 	}
-	req := r.l.request(r.msgs)
+	req := r.view.request(r.msgs)
 	began := time.Now()
 	r.inflight = &audit.Record{Step: step, Tool: "(model call)"}
 	resp, err := r.generate(req)

@@ -56,6 +56,7 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 	}
 	r := &run{
 		l:     l,
+		view:  view{l: l},
 		ctx:   ctx,
 		meter: budget.NewMeterFrom(l.cfg.Limits, st.Used),
 		msgs:  append([]model.Message(nil), st.Messages...),
@@ -176,9 +177,10 @@ func (l *Loop) recompact(msgs []model.Message) []model.Message {
 		return msgs
 	}
 	conv := make([]model.Message, 0, len(msgs))
+	v := view{l: l}
 	for _, m := range msgs {
 		if m.Role == model.RoleAssistant {
-			if c, ok := l.compacted(conv); ok {
+			if c, ok := v.compacted(conv); ok {
 				conv = c
 			}
 		}

@@ -81,3 +81,73 @@ func blockChars(blocks []Block) int {
 }
 
 func tokens(chars int) int64 { return int64((chars + CharsPerToken - 1) / CharsPerToken) }
+
+// Estimator is EstimateTokens for a conversation that grows: it remembers
+// what it counted for the system text, the tool definitions and each message,
+// and counts again only what is new or was replaced. A session's requests
+// share their earlier messages (the same block slices, appended to), so each
+// step costs what its new messages cost instead of the whole conversation
+// again. The estimate is exactly EstimateTokens(req) as long as no block
+// slice is changed in place after it was counted; a message rebuilt into a
+// new slice (as compaction and rendering do) is simply counted anew.
+//
+// The zero value is ready to use; an Estimator is not safe for concurrent
+// use.
+type Estimator struct {
+	system    string
+	sysChars  int
+	tools     *ToolDef
+	nTools    int
+	toolChars int
+	msgs      []counted
+}
+
+// counted is what an Estimator remembers of one message: its block slice
+// (first element and length) and what it counted there.
+type counted struct {
+	first *Block
+	n     int
+	chars int
+	img   int64
+}
+
+// Estimate returns EstimateTokens(req), counting only what changed since
+// the last call.
+func (e *Estimator) Estimate(req *Request) int64 {
+	if req.System != e.system {
+		e.system = req.System
+		e.sysChars = utf8.RuneCountInString(req.System)
+	}
+	if first := firstTool(req.Tools); first != e.tools || len(req.Tools) != e.nTools || first == nil {
+		e.tools, e.nTools, e.toolChars = first, len(req.Tools), 0
+		for _, t := range req.Tools {
+			e.toolChars += utf8.RuneCountInString(t.Name) + utf8.RuneCountInString(t.Description) + utf8.RuneCount(t.Schema)
+		}
+	}
+	n := e.sysChars + e.toolChars
+	var img int64
+	for i, m := range req.Messages {
+		first := firstBlock(m.Blocks)
+		if i >= len(e.msgs) || e.msgs[i].first != first || e.msgs[i].n != len(m.Blocks) || first == nil {
+			e.msgs = append(e.msgs[:i], counted{first: first, n: len(m.Blocks), chars: blockChars(m.Blocks), img: blockImages(m.Blocks)})
+		}
+		n += e.msgs[i].chars
+		img += e.msgs[i].img
+	}
+	e.msgs = e.msgs[:len(req.Messages)]
+	return tokens(n) + img
+}
+
+func firstTool(t []ToolDef) *ToolDef {
+	if len(t) == 0 {
+		return nil
+	}
+	return &t[0]
+}
+
+func firstBlock(b []Block) *Block {
+	if len(b) == 0 {
+		return nil
+	}
+	return &b[0]
+}

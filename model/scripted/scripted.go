@@ -140,6 +140,7 @@ type Model struct {
 
 	mu   sync.Mutex
 	next int
+	est  model.Estimator // the input estimate, counting only what each request adds
 }
 
 var _ model.Model = (*Model)(nil)
@@ -201,10 +202,10 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	if turn.Usage != nil {
 		resp.Usage = model.Usage{Input: turn.Usage.Input, Output: turn.Usage.Output}
 	} else {
-		resp.Usage = model.Usage{
-			Input:  model.EstimateTokens(req),
-			Output: model.EstimateOutputTokens(resp.Blocks),
-		}
+		m.mu.Lock()
+		in := m.est.Estimate(req)
+		m.mu.Unlock()
+		resp.Usage = model.Usage{Input: in, Output: model.EstimateOutputTokens(resp.Blocks)}
 	}
 	return resp, nil
 }
