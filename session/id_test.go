@@ -33,4 +33,9 @@ func TestCheckID(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+	for _, good := range []string{"a", "Z9", "a-", "20261202T140501Z-3fa9c2d1", strings.Repeat("a", 128)} {
+		if err := session.CheckID(good); err != nil {
+			t.Errorf("%q refused: %v", good, err)
+		}
+	}
 }

@@ -28,7 +28,9 @@ import (
 //go:embed pages.html
 var pagesHTML string
 
-var pages = template.Must(template.New("pages").Parse(pagesHTML))
+// pages is parsed on first use, not at every start of the binary that
+// links this package (rein's demo does; `rein run` does not use it).
+var pages = sync.OnceValue(func() *template.Template { return template.Must(template.New("pages").Parse(pagesHTML)) })
 
 // Price of the one product, in kronor.
 const Price = 129
@@ -190,7 +192,7 @@ func (s *Site) page(w http.ResponseWriter, name, title string, fill func(*data))
 		fill(&d)
 	}
 	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, name, d); err != nil {
+	if err := pages().ExecuteTemplate(&buf, name, d); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
