@@ -28,6 +28,81 @@ type Request struct {
 	// approver can show the decisive ones (the command, the recipient, the
 	// path) first. Nil when unknown.
 	Roles map[string]tool.Role `json:"roles,omitempty"`
+	// Pattern is exactly what a sticky answer to this request would cover
+	// ("git status", "edit_file path=src/*.go"), shown to the human as it
+	// is; a session or saved rule matches calls by it and nothing wider.
+	// Empty when no sticky answer is offered: then only Once exists.
+	Pattern string `json:"pattern,omitempty"`
+	// Contract is the task contract in force, in the short text a person
+	// reads in five seconds; when Gate is "contract" it is the contract (or
+	// amendment) being proposed. Empty when the session has none.
+	Contract string `json:"contract,omitempty"`
+}
+
+// Scope is how far a human's answer reaches.
+type Scope int
+
+const (
+	// Once answers this call only.
+	Once Scope = iota
+	// Session answers every later call of this session that Pattern covers.
+	Session
+	// Always is Session and also saves the answer as a rule in the user's
+	// own config (never the project's).
+	Always
+)
+
+func (s Scope) String() string {
+	switch s {
+	case Once:
+		return "once"
+	case Session:
+		return "session"
+	case Always:
+		return "always"
+	}
+	return "once"
+}
+
+// Answer is a human's decision and how far it reaches. The zero Answer is
+// No, once.
+type Answer struct {
+	Yes   bool  `json:"yes"`
+	Scope Scope `json:"scope"`
+	// Pattern is the request's Pattern the answer covers when Scope is not
+	// Once; a Chooser must not widen it.
+	Pattern string `json:"pattern,omitempty"`
+	// By says who answered and through which channel ("terminal",
+	// "serve:web user@host", "mcp:elicitation", "rule:session"), for the
+	// audit log. Empty when unknown.
+	By string `json:"by,omitempty"`
+}
+
+// Chooser is an approver that can give answers that reach further than one
+// call. An error counts as No, once.
+type Chooser interface {
+	Choose(ctx context.Context, req Request) (Answer, error)
+}
+
+// Choose asks a: through Choose when a is a Chooser, else through Approve,
+// whose answer reaches this call only. An answer whose Pattern is not the
+// request's is cut back to Once, so no approver can widen what it was shown.
+func Choose(ctx context.Context, a Approver, req Request) (Answer, error) {
+	if c, ok := a.(Chooser); ok {
+		ans, err := c.Choose(ctx, req)
+		if err != nil {
+			return Answer{}, err
+		}
+		if ans.Scope != Once && (req.Pattern == "" || ans.Pattern != req.Pattern) {
+			ans.Scope, ans.Pattern = Once, ""
+		}
+		return ans, nil
+	}
+	yes, err := a.Approve(ctx, req)
+	if err != nil {
+		return Answer{}, err
+	}
+	return Answer{Yes: yes}, nil
 }
 
 // Approver says yes or no to a call. An error counts as No.
