@@ -32,7 +32,7 @@ func TestApprovers(t *testing.T) {
 
 type chooser struct{ ans approve.Answer }
 
-func (c chooser) Approve(context.Context, approve.Request) (bool, error) { return c.ans.Yes, nil }
+func (c chooser) Approve(context.Context, approve.Request) (bool, error)          { return c.ans.Yes, nil }
 func (c chooser) Choose(context.Context, approve.Request) (approve.Answer, error) { return c.ans, nil }
 
 func TestChooseNeverWidensThePattern(t *testing.T) {
