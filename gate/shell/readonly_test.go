@@ -189,3 +189,61 @@ func TestReadOnlyGitConfig(t *testing.T) {
 		}
 	})
 }
+
+// TestReadOnlyHeldOut runs the proof over the shell gate's own corpora,
+// written before it: no command of the dangerous corpus is proven
+// read-only under a sandbox. The proof alone refuses every one that
+// writes, runs or connects; a read of a secret outside the work dir whose
+// path only comes at run time (echo ~/.ssh/id_rsa | xargs cat) is left to
+// the analysis (credential-read) and to the sandbox, which cannot read
+// there; such commands are logged. How many benign ones
+// are proven is logged (most of them build, test or edit, so they are not).
+func TestReadOnlyHeldOut(t *testing.T) {
+	t.Parallel()
+	z := shell.NewAnalyzer(shell.Options{WorkDir: repoDir(t, ""), Exec: shell.Executor{Sandboxed: true}, ExecTool: "run_bash"})
+	for _, e := range loadHeldOut(t, "shell-dangerous.jsonl") {
+		c := bashCall(e.Command)
+		if f := c.Commands()[0].File; f != nil && shell.ProveReadOnly(f) == nil {
+			if e.Class == "credential-read" || strings.Contains(e.Command, "xargs cat") {
+				t.Logf("read outside the work dir left to the analysis and the sandbox: %q", e.Command)
+			} else {
+				t.Errorf("dangerous (%s) %q proven read-only by the proof alone", e.Class, e.Command)
+			}
+		}
+		if ok, _ := z.ReadOnly(bashCall(e.Command)); ok {
+			t.Errorf("dangerous (%s) %q proven read-only", e.Class, e.Command)
+		}
+	}
+	benign, proven := loadHeldOut(t, "shell-benign.jsonl"), 0
+	for _, e := range benign {
+		if ok, _ := z.ReadOnly(bashCall(e.Command)); ok {
+			proven++
+		}
+	}
+	t.Logf("benign corpus: %d of %d proven read-only", proven, len(benign))
+}
+
+type heldOut struct {
+	Command string `json:"command"`
+	Class   string `json:"class"`
+}
+
+func loadHeldOut(t testing.TB, name string) []heldOut {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "corpus", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []heldOut
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var e heldOut
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
