@@ -4,7 +4,9 @@
 // there is final, and what they ask about is asked in every mode.
 //
 // Modes:
-//   - default: read-only and planning tools run; everything else asks.
+//   - default: read-only and planning tools run, and so do shell command
+//     lines the analyzer proves read-only when a sandbox (landlock, a
+//     container) runs them (shell.Analyzer.ReadOnly); everything else asks.
 //   - accept-edits: file edits inside the work dir run too; the shell asks.
 //   - plan: read-only; writes and the shell are refused.
 //   - bypass: everything the hard gates allow runs; what they would ask
@@ -31,6 +33,10 @@ import (
 
 // Name is the gate's name.
 const Name = "permission"
+
+// ReasonReadOnly is the reason of the Allow of a command line the shell
+// analyzer proves read-only (shell.Analyzer.ReadOnly) and a sandbox runs.
+const ReasonReadOnly = "the command is proven read-only and runs in the sandbox"
 
 // Mode is a permission mode.
 type Mode string
@@ -308,6 +314,10 @@ func (g *Gate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: g.allow}
 	case g.mode == AcceptEdits && isEdit(spec, effect):
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "accept-edits mode allows file edits inside the work dir"}
+	case g.mode != Plan && len(spec.ArgsWith(tool.RoleCommand)) > 0:
+		if ok, _ := g.sh.ReadOnly(c); ok {
+			return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: ReasonReadOnly}
+		}
 	}
 	return gate.Verdict{Decision: gate.Ask, Gate: Name,
 		Reason: fmt.Sprintf("%s mode asks before %s (%s)", g.mode, c.Name, effect)}
