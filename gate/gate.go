@@ -80,6 +80,11 @@ type Verdict struct {
 	// (carry on without the call). A gate sets it when a no means more,
 	// as on screen, where a refused payment ends the task.
 	Declined string `json:"-"`
+	// Answer, on a verdict of the approval stage, is the human's answer
+	// that decided the call (its scope, the pattern it covers and who gave
+	// it; By is "rule:session" or "rule:always" when a sticky answer
+	// given earlier decided it), for the audit log. Nil otherwise.
+	Answer *approve.Answer `json:"answer,omitempty"`
 }
 
 // ForModel returns the text the model sees for a refused call.
@@ -279,6 +284,7 @@ type Pipeline struct {
 	gates    []Gate
 	approver approve.Approver
 	noAsk    bool
+	sticky   *sessionRules // nil: every answer is for one call (WithStickyAnswers)
 	// parsers lends each call under evaluation a shell parser for its
 	// command lines (Call.Commands): a parser is costly to make, and
 	// what it parses shares nothing with the next parse.
@@ -335,6 +341,13 @@ func (p *Pipeline) Ran(c *Call) {
 // Evaluate runs every gate and returns the first Deny, else the first Ask,
 // else Allow. It asks no one: an Ask is returned as it is.
 func (p *Pipeline) Evaluate(ctx context.Context, c *Call) Verdict {
+	v, _ := p.evaluate(ctx, c, false)
+	return v
+}
+
+// evaluate is Evaluate; with askers it also returns the names of every
+// gate that asked, in order, when the verdict is Ask.
+func (p *Pipeline) evaluate(ctx context.Context, c *Call, askers bool) (Verdict, []string) {
 	if c.parser == nil {
 		if pr, ok := p.parsers.Get().(*syntax.Parser); ok {
 			c.parser = pr
@@ -345,15 +358,19 @@ func (p *Pipeline) Evaluate(ctx context.Context, c *Call) Verdict {
 		}
 	}
 	var ask Verdict
+	var who []string
 	asked := false
 	for _, g := range p.gates {
 		v := check(ctx, g, c)
 		switch v.Decision {
 		case Deny:
-			return v
+			return v, nil
 		case Ask:
 			if !asked {
 				ask, asked = v, true
+			}
+			if askers {
+				who = append(who, v.Gate)
 			}
 		}
 	}
@@ -362,18 +379,20 @@ func (p *Pipeline) Evaluate(ctx context.Context, c *Call) Verdict {
 			return Verdict{Decision: Deny, Gate: ask.Gate,
 				Reason: ask.Reason + "; no one is asked in this mode, so it is refused: run it yourself outside the agent if you mean it",
 				Hint: fmt.Sprintf("This %s call needs a human's confirmation, and this session asks no one, so it did not run. "+
-					"Do not retry it; tell the user. If they mean it, they can run it themselves outside the agent.", c.Name)}
+					"Do not retry it; tell the user. If they mean it, they can run it themselves outside the agent.", c.Name)}, nil
 		}
-		return ask
+		return ask, who
 	}
-	return Verdict{Decision: Allow, Gate: NamePipeline, Reason: "every gate allows it"}
+	return Verdict{Decision: Allow, Gate: NamePipeline, Reason: "every gate allows it"}, nil
 }
 
 // Decide evaluates the call and, when a gate asks, asks the approver. The
 // result is Allow or Deny, never Ask. A no, an error or a cancelled context
-// denies.
+// denies. With sticky answers (WithStickyAnswers), a session rule that
+// answers the question decides instead of the approver, and an answer for
+// the session or for good becomes one.
 func (p *Pipeline) Decide(ctx context.Context, c *Call) Verdict {
-	v := p.Evaluate(ctx, c)
+	v, asked := p.evaluate(ctx, c, p.sticky != nil)
 	if v.Decision != Ask {
 		return v
 	}
@@ -381,9 +400,40 @@ func (p *Pipeline) Decide(ctx context.Context, c *Call) Verdict {
 	if c.Tool != nil {
 		req.Roles = c.Tool.Spec().Roles
 	}
-	ok, err := p.approver.Approve(ctx, req)
+	var pat Pattern
+	if p.sticky != nil {
+		var ok bool
+		if pat, ok = PatternOf(c); ok {
+			req.Pattern = pat.String()
+			if sv, ok := p.sessionVerdict(c, v, req.Pattern, asked); ok {
+				return sv
+			}
+		}
+	}
+	ans, err := approve.Choose(ctx, p.approver, req)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
+	}
+	ok := err == nil && ans.Yes
+	saved := ""
+	if err == nil && req.Pattern != "" && ans.Scope != approve.Once {
+		p.sticky.add(c.Name, req.Pattern, sessionRule{yes: ans.Yes, gates: asked, ans: ans})
+		if ans.Scope == approve.Always {
+			switch {
+			case p.sticky.saver == nil:
+				saved = "; no user config to save the rule in, so it holds for this session"
+			default:
+				if serr := p.sticky.saver.SaveRule(ctx, pat, ans.Yes); serr != nil {
+					saved = fmt.Sprintf("; the rule could not be saved (%v), so it holds for this session", serr)
+				} else {
+					saved = "; saved as a rule in the user's config"
+				}
+			}
+		}
+	}
+	var answer *approve.Answer
+	if err == nil {
+		answer = &ans
 	}
 	hint := v.Declined
 	if hint == "" {
@@ -395,11 +445,23 @@ func (p *Pipeline) Decide(ctx context.Context, c *Call) Verdict {
 			Reason: fmt.Sprintf("%s (asked by %s): approval failed, which counts as no: %v", v.Reason, v.Gate, err),
 			Hint:   hint}
 	case !ok:
-		return Verdict{Decision: Deny, Gate: NameApproval,
-			Reason: fmt.Sprintf("%s (asked by %s): the approver said no", v.Reason, v.Gate),
+		return Verdict{Decision: Deny, Gate: NameApproval, Answer: answer,
+			Reason: fmt.Sprintf("%s (asked by %s): the approver said no%s%s", v.Reason, v.Gate, scopeNote(ans), saved),
 			Hint:   hint}
 	}
-	return Verdict{Decision: Allow, Gate: NameApproval, Reason: fmt.Sprintf("%s (asked by %s): the approver said yes", v.Reason, v.Gate)}
+	return Verdict{Decision: Allow, Gate: NameApproval, Answer: answer,
+		Reason: fmt.Sprintf("%s (asked by %s): the approver said yes%s%s", v.Reason, v.Gate, scopeNote(ans), saved)}
+}
+
+// scopeNote says how far an answer reaches, for the verdict's reason.
+func scopeNote(a approve.Answer) string {
+	switch a.Scope {
+	case approve.Session:
+		return fmt.Sprintf(" for this session to %q", a.Pattern)
+	case approve.Always:
+		return fmt.Sprintf(" always to %q", a.Pattern)
+	}
+	return ""
 }
 
 func notApproved(tool string) string {

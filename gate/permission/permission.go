@@ -78,6 +78,11 @@ type Rule struct {
 	Command string `toml:"command" json:"command,omitempty"`
 	// Path is a glob over the call's path arguments ("docs/**", "*.lock").
 	Path string `toml:"path" json:"path,omitempty"`
+	// Exact makes an allow rule's Command match only a command of exactly
+	// those words, not one that adds arguments: the rule an "always"
+	// answer saves (gate.RuleSaver) covers what the human was shown and
+	// nothing wider. Ask and deny rules match as prefixes regardless.
+	Exact bool `toml:"exact" json:"exact,omitempty"`
 	// Match and NoMatch are examples (command lines, or paths) the rule must
 	// and must not match; they are checked when the rule is compiled.
 	Match   []string `toml:"match" json:"match,omitempty"`
@@ -126,6 +131,9 @@ func compile(r Rule, sh shell.Options) (rule, error) {
 	if err := cr.decision.UnmarshalText([]byte(r.Decision)); err != nil {
 		return cr, err
 	}
+	if r.Exact && r.Command == "" {
+		return cr, fmt.Errorf(`"exact" needs a "command"`)
+	}
 	if r.Command != "" && r.Path != "" {
 		return cr, fmt.Errorf("a rule has a command or a path, not both: write two rules")
 	}
@@ -173,7 +181,7 @@ func (r *rule) matchCommand(a shell.Analysis) bool {
 	for _, c := range a.Commands {
 		var ok bool
 		if r.decision == gate.Allow {
-			ok = !c.Dynamic && prefix(r.words, c)
+			ok = !c.Dynamic && prefix(r.words, c) && (!r.Exact || len(c.Args) == len(r.words)-1)
 		} else {
 			ok = mayPrefix(r.words, c)
 		}
