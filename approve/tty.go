@@ -41,6 +41,11 @@ const (
 //
 // Only "y" or "yes" (any case) approves: an empty line, any other answer,
 // the end of input, a timeout and a cancelled context all mean No.
+//
+// When the request carries a Pattern, the question also offers answers
+// that stick (Choose): "s" yes for this session, "a" always (a rule saved
+// in the user's config), "x" no for this session; the pattern they would
+// cover is shown above the question, exactly as it will be matched.
 type TTY struct {
 	In  *Lines
 	Out io.Writer
@@ -54,7 +59,10 @@ type TTY struct {
 	mu sync.Mutex // one prompt at a time
 }
 
-var _ Approver = (*TTY)(nil)
+var (
+	_ Approver = (*TTY)(nil)
+	_ Chooser  = (*TTY)(nil)
+)
 
 func (t *TTY) size() (cols, rows int) {
 	if t.Size != nil {
@@ -65,52 +73,108 @@ func (t *TTY) size() (cols, rows int) {
 	return defaultCols, defaultRows
 }
 
-// Approve shows req and reads the answer.
+// Approve shows req and reads the answer: yes or no for this call only,
+// whatever the request's Pattern.
 func (t *TTY) Approve(ctx context.Context, req Request) (bool, error) {
+	req.Pattern = ""
+	ans, err := t.Choose(ctx, req)
+	return ans.Yes, err
+}
+
+// Choose shows req and reads the answer; when req has a Pattern the
+// answer may reach the rest of the session or be saved (ParseAnswer).
+func (t *TTY) Choose(ctx context.Context, req Request) (Answer, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	timeout := t.Timeout
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	question := "Allow this call? [y/N] (v shows it whole) "
+	keys, short := "[y/N]", "Allow? [y/N] "
+	if req.Pattern != "" {
+		keys, short = "[y/s/a/N/x]", "Allow? [y/s/a/N/x] "
+	}
+	question := fmt.Sprintf("Allow this call? %s (v shows it whole) ", keys)
 	if timeout > 0 {
-		question = fmt.Sprintf("Allow this call? [y/N] (v shows it whole; No after %s) ", timeout)
+		question = fmt.Sprintf("Allow this call? %s (v shows it whole; No after %s) ", keys, timeout)
 	}
 	for {
 		cols, rows := t.size()
 		q := question
 		if strWidth(q) >= cols {
-			q = "Allow? [y/N] "
+			q = short
 		}
-		// The question takes the last row, a note on discarded input the one above.
-		if _, err := io.WriteString(t.Out, layout(req, cols, rows-2)); err != nil {
-			return false, fmt.Errorf("show the approval prompt: %w", err)
+		// The question takes the last row, a note on discarded input the one
+		// above, and the answers that stick the two above that.
+		screen := layout(req, cols, rows-2)
+		if req.Pattern != "" {
+			screen = layout(req, cols, rows-4) + stickyLegend(req.Pattern, cols)
+		}
+		if _, err := io.WriteString(t.Out, screen); err != nil {
+			return Answer{}, fmt.Errorf("show the approval prompt: %w", err)
 		}
 		answer, err := t.ask(ctx, q, timeout)
 		switch {
 		case errors.Is(err, ErrTimeout):
 			fmt.Fprintf(t.Out, "\nrein: no answer in %s: No\n", timeout)
-			return false, nil
+			return Answer{By: "terminal"}, nil
 		case errors.Is(err, io.EOF):
 			fmt.Fprintln(t.Out, "\nrein: end of input: No")
-			return false, nil
+			return Answer{By: "terminal"}, nil
 		case err != nil:
 			fmt.Fprintln(t.Out)
-			return false, err
+			return Answer{}, err
 		}
 		if a := strings.ToLower(strings.TrimSpace(answer)); a == "v" || a == "view" {
 			if _, err := io.WriteString(t.Out, whole(req)); err != nil {
-				return false, fmt.Errorf("show the whole call: %w", err)
+				return Answer{}, fmt.Errorf("show the whole call: %w", err)
 			}
 			continue
 		}
-		yes := Yes(answer)
-		if !yes {
+		ans := ParseAnswer(answer, req.Pattern)
+		ans.By = "terminal"
+		switch {
+		case !ans.Yes && ans.Scope == Session:
+			fmt.Fprintln(t.Out, "rein: No, for the rest of this session")
+		case !ans.Yes:
 			fmt.Fprintln(t.Out, "rein: No")
+		case ans.Scope == Session:
+			fmt.Fprintln(t.Out, "rein: Yes, for the rest of this session")
+		case ans.Scope == Always:
+			fmt.Fprintln(t.Out, "rein: Yes, always (saved in your config)")
 		}
-		return yes, nil
+		return ans, nil
 	}
+}
+
+// stickyLegend is the two lines above a question that offers answers that
+// stick: what they cover, and the keys.
+func stickyLegend(pattern string, cols int) string {
+	return fit("s, a and x cover exactly: ", pattern, cols) + "\n" +
+		cutWidth("y yes once · s yes for this session · a always (your config) · n no · x no for this session", cols) + "\n"
+}
+
+// ParseAnswer reads a typed answer to a question whose sticky answers
+// would cover pattern: "y"/"yes" is yes once; "s"/"session" yes for the
+// session; "a"/"always" yes for good; "x"/"never" no for the session;
+// anything else no, once. With no pattern only "y"/"yes" approves, once.
+func ParseAnswer(typed, pattern string) Answer {
+	a := strings.ToLower(strings.TrimSpace(typed))
+	if Yes(a) {
+		return Answer{Yes: true}
+	}
+	if pattern == "" {
+		return Answer{}
+	}
+	switch a {
+	case "s", "session":
+		return Answer{Yes: true, Scope: Session, Pattern: pattern}
+	case "a", "always":
+		return Answer{Yes: true, Scope: Always, Pattern: pattern}
+	case "x", "never":
+		return Answer{Scope: Session, Pattern: pattern}
+	}
+	return Answer{}
 }
 
 // ask fences the input once everything but question is on the screen,

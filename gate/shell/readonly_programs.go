@@ -234,7 +234,7 @@ var findPredicates = map[string]bool{
 	"-size": true, "-perm": true, "-user": true, "-group": true, "-uid": true, "-gid": true,
 	"-links": true, "-inum": true, "-samefile": true, "-lname": true, "-ilname": true, "-fstype": true,
 	"-printf": true,
-	"-print": false, "-print0": false, "-ls": false, "-prune": false, "-quit": false, "-true": false,
+	"-print":  false, "-print0": false, "-ls": false, "-prune": false, "-quit": false, "-true": false,
 	"-false": false, "-empty": false, "-readable": false, "-writable": false, "-executable": false,
 	"-nouser": false, "-nogroup": false, "-depth": false, "-d": false, "-xdev": false, "-mount": false,
 	"-follow": false, "-daystart": false, "-noleaf": false, "-ignore_readdir_race": false,
