@@ -36,7 +36,7 @@ func (h *human) Write(p []byte) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.shown.Write(p)
-	if bytes.Contains(p, []byte("[y/N]")) {
+	if bytes.Contains(p, []byte("[y/N]")) || bytes.Contains(p, []byte("[y/s/a/N/x]")) {
 		if len(h.input) > 0 {
 			in := h.input[0]
 			h.input = h.input[1:]
