@@ -242,6 +242,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		v = gate.UnknownTool(c.Name)
 	}
 	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, audit.DecisionOf(v.Decision), v.Gate, v.Reason
+	rec.Approval = v.Answer
 	if v.Decision != gate.Allow {
 		rec.Content = refusedPrefix + v.ForModel() // what the model is told, for a resumed conversation
 	}
@@ -256,7 +257,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: rec.Content, IsError: true, Refused: true}, nil
 	}
 
-	rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Intent, audit.Decision{}, "", ""
+	rec.Type, rec.Decision, rec.Gate, rec.Reason, rec.Approval = audit.Intent, audit.Decision{}, "", "", nil
 	effect := call.Effect(r.ctx) // the class the gates judged (tool.Effector)
 	rec.Effect = audit.EffectOf(effect)
 	if effect != tool.ReadOnly {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/agent/stop"
+	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/internal/statedir"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/session"
@@ -69,6 +70,11 @@ type Record struct {
 	Decision Decision `json:"decision,omitzero"`
 	Gate     string   `json:"gate,omitempty"`
 	Reason   string   `json:"reason,omitempty"`
+	// Approval is the human's answer that decided the call, when one did:
+	// its scope (once, session, always), the pattern it covers and who
+	// gave it ("terminal", or "rule:session" for a sticky answer given
+	// earlier) (gate.Verdict.Answer).
+	Approval *approve.Answer `json:"approval,omitempty"`
 
 	// model_call
 	Usage     *model.Usage `json:"usage,omitempty"`
@@ -397,6 +403,11 @@ func redactRecord(r Record, redact func(string) string) Record {
 	r.Task, r.Text, r.Reason = redact(r.Task), redact(r.Text), redact(r.Reason)
 	r.Content, r.Answer, r.Error = redact(r.Content), redact(r.Answer), redact(r.Error)
 	r.Source.Location = redact(r.Source.Location)
+	if r.Approval != nil {
+		a := *r.Approval
+		a.Pattern = redact(a.Pattern)
+		r.Approval = &a
+	}
 	if len(r.Args) > 0 {
 		if s := redact(string(r.Args)); s != string(r.Args) {
 			if json.Valid([]byte(s)) {

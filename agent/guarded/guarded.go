@@ -37,6 +37,7 @@ import (
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
@@ -93,8 +94,13 @@ type Options struct {
 	// Limits is the session's budget; the zero value is budget.Defaults().
 	Limits budget.Limits
 	// Approver says yes or no when a gate asks; nil refuses every ask
-	// (approve.Deny), as the CLI does with no terminal.
+	// (approve.Deny), as the CLI does with no terminal. An approver that
+	// is an approve.Chooser (the terminal) may answer for the session or
+	// for good; the pipeline then keeps session rules.
 	Approver approve.Approver
+	// RuleSaver saves "always" answers as rules in the user's config
+	// (config.UserRules); nil keeps them for the session only.
+	RuleSaver gate.RuleSaver
 	// Asker answers the model's ask_question; nil means nobody answers.
 	Asker approve.Asker
 	// Flow is what the data-flow gate does when a side-effecting call

@@ -38,7 +38,7 @@ func allowlist(opts Options) []string {
 // policy is what decides the calls of a session built from opts.
 func policy(opts Options, a approve.Approver) harness.Policy {
 	return harness.Policy{Allowed: allowlist(opts), Mode: opts.Mode, Rules: opts.Rules, ToolLimits: opts.ToolLimits,
-		Approver: a, Flow: opts.Flow, Protected: opts.Protected}
+		Approver: a, Flow: opts.Flow, Protected: opts.Protected, Saver: opts.RuleSaver}
 }
 
 // Pipeline returns the gates a session built from opts judges each call

@@ -184,6 +184,9 @@ func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
 	durability, _ := cfg.Audit.Level() // validated by Load
 	opts := optionsOf(cfg, approver)
 	opts.Model, opts.WorkDir, opts.AuditDir, opts.Durability = m, workdir, dir, durability
+	if saver, err := config.UserRules(workdir); err == nil {
+		opts.RuleSaver = saver // "always" answers go to the user's config, never the project's
+	}
 	opts.Announce, opts.System, opts.Price, opts.MaxContextTokens = announce(e), system, pr.cost(), c.MaxContext
 	meta := settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
 		PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: charged}

@@ -97,6 +97,11 @@ type Policy struct {
 	// of its backend), so that the shell analysis is sandbox-aware; the
 	// zero value is no sandbox, the strictest reading.
 	Exec shell.Executor
+	// Saver saves the "always" answers a human gives when the approver
+	// offers answers that stick (an approve.Chooser, like the terminal):
+	// then the pipeline keeps session rules (gate.Pipeline.WithStickyAnswers).
+	// Nil keeps "always" answers for the session only.
+	Saver gate.RuleSaver
 }
 
 // FlowGate returns the data-flow gate for a Flow setting over l, nil for
@@ -168,6 +173,8 @@ func Gates(p Policy, workdir string, net *netguard.Policy) (*gate.Pipeline, erro
 	pl := gate.NewPipeline(p.Approver, append(gates, perm)...)
 	if p.Mode == permission.Bypass {
 		pl.WithoutAsking()
+	} else if _, ok := p.Approver.(approve.Chooser); ok {
+		pl.WithStickyAnswers(p.Saver)
 	}
 	return pl, nil
 }
