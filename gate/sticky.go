@@ -153,10 +153,10 @@ func plainCommand(f *syntax.File) ([]string, bool) {
 // text without expansions.
 func literalWord(w *syntax.Word) (string, bool) {
 	var b strings.Builder
-	for i, part := range w.Parts {
+	for _, part := range w.Parts {
 		switch x := part.(type) {
 		case *syntax.Lit:
-			if strings.ContainsAny(x.Value, "*?[]{}\\") || i == 0 && strings.HasPrefix(x.Value, "~") {
+			if strings.ContainsAny(x.Value, "*?[]{}\\~") {
 				return "", false
 			}
 			b.WriteString(x.Value)

@@ -299,3 +299,19 @@ func TestStickyNeverAskedWithoutAsking(t *testing.T) {
 		t.Fatalf("%+v after %d questions", v, len(ch.reqs))
 	}
 }
+
+// TestStickyQuotingIsPartOfThePattern: a word the shell expands and the
+// same text quoted are not one pattern: after a yes to the quoted form,
+// the expanding one (a tilde after "=" is the home dir in bash) is asked
+// about.
+func TestStickyQuotingIsPartOfThePattern(t *testing.T) {
+	t.Parallel()
+	p, ch, _ := session(t, t.TempDir())
+	ch.answers = []approve.Answer{yesSession()}
+	if v := p.Decide(t.Context(), bash("make 'DEST=~/bin'")); v.Decision != gate.Allow {
+		t.Fatalf("setup: %+v", v)
+	}
+	if v := p.Decide(t.Context(), bash("make DEST=~/bin")); v.Decision == gate.Allow && len(ch.reqs) == 1 {
+		t.Fatalf("the expanding form ran on the rule for the quoted one: %+v", v)
+	}
+}

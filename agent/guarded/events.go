@@ -99,6 +99,24 @@ type watched struct {
 	e *Events
 }
 
+// watchedChooser is watched over an approver that can answer for more than
+// one call (approve.Chooser), which it stays.
+type watchedChooser struct {
+	watched
+	c approve.Chooser
+}
+
+func (w watchedChooser) Choose(ctx context.Context, req approve.Request) (approve.Answer, error) {
+	if w.e.ApprovalAsked != nil {
+		w.e.ApprovalAsked(req)
+	}
+	ans, err := w.c.Choose(ctx, req)
+	if w.e.ApprovalAnswered != nil {
+		w.e.ApprovalAnswered(req, ans.Yes && err == nil)
+	}
+	return ans, err
+}
+
 func (w watched) Approve(ctx context.Context, req approve.Request) (bool, error) {
 	if w.e.ApprovalAsked != nil {
 		w.e.ApprovalAsked(req)

@@ -231,7 +231,11 @@ func New(_ context.Context, opts Options) (*Session, error) {
 		approver = opts.Approver
 	}
 	if opts.Events != nil && (opts.Events.ApprovalAsked != nil || opts.Events.ApprovalAnswered != nil) {
-		approver = watched{Approver: approver, e: opts.Events}
+		w := watched{Approver: approver, e: opts.Events}
+		approver = w
+		if c, ok := w.Approver.(approve.Chooser); ok {
+			approver = watchedChooser{watched: w, c: c} // keeps the answers that stick
+		}
 	}
 	environ := opts.Environ
 	if environ == nil {

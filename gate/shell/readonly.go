@@ -228,8 +228,8 @@ func digits(s string) bool {
 func (p *prover) word(w *syntax.Word) (pword, error) {
 	var b strings.Builder
 	out := pword{}
-	for i, part := range w.Parts {
-		k, err := p.part(&b, part, i == 0, false)
+	for _, part := range w.Parts {
+		k, err := p.part(&b, part, false)
 		if err != nil {
 			return out, err
 		}
@@ -239,14 +239,14 @@ func (p *prover) word(w *syntax.Word) (pword, error) {
 	return out, nil
 }
 
-func (p *prover) part(b *strings.Builder, part syntax.WordPart, first, dq bool) (wordKind, error) {
+func (p *prover) part(b *strings.Builder, part syntax.WordPart, dq bool) (wordKind, error) {
 	switch x := part.(type) {
 	case *syntax.Lit:
 		if dq {
 			b.WriteString(unescapeDQ(x.Value))
 			return wordLit, nil
 		}
-		return unquotedLit(b, x.Value, first), nil
+		return unquotedLit(b, x.Value), nil
 	case *syntax.SglQuoted:
 		if x.Dollar {
 			b.WriteString(ansiC(x.Value))
@@ -257,7 +257,7 @@ func (p *prover) part(b *strings.Builder, part syntax.WordPart, first, dq bool) 
 	case *syntax.DblQuoted:
 		k := wordLit
 		for _, q := range x.Parts {
-			qk, err := p.part(b, q, false, true)
+			qk, err := p.part(b, q, true)
 			if err != nil {
 				return 0, err
 			}
@@ -302,8 +302,8 @@ func paramName(x *syntax.ParamExp) string {
 
 // unquotedLit writes the unquoted literal v with its escapes removed and
 // says whether the shell expands it: a glob character, a brace expansion
-// or a leading tilde left unescaped makes the word a pattern.
-func unquotedLit(b *strings.Builder, v string, first bool) wordKind {
+// or a tilde left unescaped makes the word a pattern.
+func unquotedLit(b *strings.Builder, v string) wordKind {
 	k := wordLit
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -321,10 +321,8 @@ func unquotedLit(b *strings.Builder, v string, first bool) wordKind {
 			if strings.IndexByte(v[i+1:], ']') >= 0 {
 				k = wordGlob
 			}
-		case '~':
-			if first && i == 0 {
-				k = wordGlob
-			}
+		case '~': // at the start, or after = or : (bash expands both)
+			k = wordGlob
 		}
 		b.WriteByte(c)
 	}
