@@ -95,7 +95,7 @@ func PatternOf(c *Call) (Pattern, bool) {
 		if len(cmds) != 1 || len(lines) != 1 || lines[0].File == nil {
 			return Pattern{}, false
 		}
-		words, ok := plainCommand(lines[0].File)
+		words, ok := PlainCommand(lines[0].File)
 		if !ok {
 			return Pattern{}, false
 		}
@@ -123,9 +123,11 @@ func PatternOf(c *Call) (Pattern, bool) {
 	return Pattern{Tool: c.Name, Path: v}, true
 }
 
-// plainCommand returns the words of f when f is one simple command of
-// literal words and nothing else.
-func plainCommand(f *syntax.File) ([]string, bool) {
+// PlainCommand returns the words of f, quotes removed, when f is one
+// simple command of literal words and nothing else (no redirection,
+// assignment, expansion, glob, second command or background job): the
+// command a sticky answer's pattern names.
+func PlainCommand(f *syntax.File) ([]string, bool) {
 	if len(f.Stmts) != 1 {
 		return nil, false
 	}

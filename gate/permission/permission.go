@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/cmdline"
 	"github.com/reinhq/rein/gate/shell"
 	"github.com/reinhq/rein/tool"
 )
@@ -93,6 +94,7 @@ type rule struct {
 	Rule
 	decision gate.Decision
 	words    []string
+	exact    []string // an Exact rule's words as written (the program not cut to its basename)
 }
 
 // Gate applies a mode and rules.
@@ -143,6 +145,17 @@ func compile(r Rule, sh shell.Options) (rule, error) {
 			return cr, fmt.Errorf("command %q must be one plain command prefix, like \"go test\"", r.Command)
 		}
 		cr.words = append([]string{a.Commands[0].Name}, a.Commands[0].Args...)
+		if r.Exact {
+			l := cmdline.Parse(nil, "command", r.Command)
+			words, ok := []string(nil), false
+			if l.File != nil {
+				words, ok = gate.PlainCommand(l.File)
+			}
+			if !ok {
+				return cr, fmt.Errorf("command %q must be one command of literal words for an exact rule", r.Command)
+			}
+			cr.exact = words
+		}
 	}
 	if r.Path != "" {
 		if _, err := path.Match(strings.TrimSuffix(r.Path, "/**"), "x"); err != nil {
@@ -167,6 +180,15 @@ func compile(r Rule, sh shell.Options) (rule, error) {
 
 func (r *rule) matchExample(ex string, sh shell.Options) bool {
 	if r.Command != "" {
+		if r.exact != nil && r.decision == gate.Allow {
+			l := cmdline.Parse(nil, "command", ex)
+			if l.File == nil {
+				return false
+			}
+			if words, ok := gate.PlainCommand(l.File); !ok || !slices.Equal(words, r.exact) {
+				return false
+			}
+		}
 		return r.matchCommand(shell.Analyze(ex, sh))
 	}
 	return r.matchPaths([]string{ex})
@@ -266,6 +288,13 @@ func (r *rule) matches(c *gate.Call, sh *shell.Analyzer) bool {
 	}
 	switch {
 	case r.Command != "":
+		if r.exact != nil && r.decision == gate.Allow {
+			// Exactly the command shown when it was saved: its words as
+			// written, so "./go test" is not "go test".
+			if p, ok := gate.PatternOf(c); !ok || p.Dir != "" || !slices.Equal(p.Command, r.exact) {
+				return false
+			}
+		}
 		list := sh.Call(c)
 		matched := 0
 		for _, a := range list {
