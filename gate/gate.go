@@ -80,6 +80,13 @@ type Verdict struct {
 	// (carry on without the call). A gate sets it when a no means more,
 	// as on screen, where a refused payment ends the task.
 	Declined string `json:"-"`
+	// Covers, on an Allow, says the call was approved in advance (it is
+	// inside the task contract the user approved): what other gates would
+	// ask about is then allowed without asking, while a Deny still wins.
+	Covers bool `json:"-"`
+	// Contract, on an Ask, is the task contract (or amendment) being
+	// proposed, as approve.Request.Contract shows it.
+	Contract string `json:"-"`
 }
 
 // ForModel returns the text the model sees for a refused call.
@@ -323,6 +330,23 @@ func (p *Pipeline) Offers(tool string) bool {
 	return true
 }
 
+// InForcer is implemented by a gate that knows the task contract in
+// force (gate/contract); its text goes in every approval request.
+type InForcer interface {
+	InForce() string
+}
+
+func (p *Pipeline) inForce() string {
+	for _, g := range p.gates {
+		if f, ok := g.(InForcer); ok {
+			if s := f.InForce(); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
 // Ran tells every Counter gate that the call's tool ran.
 func (p *Pipeline) Ran(c *Call) {
 	for _, g := range p.gates {
@@ -344,8 +368,8 @@ func (p *Pipeline) Evaluate(ctx context.Context, c *Call) Verdict {
 			}()
 		}
 	}
-	var ask Verdict
-	asked := false
+	var ask, covered Verdict
+	asked, covers := false, false
 	for _, g := range p.gates {
 		v := check(ctx, g, c)
 		switch v.Decision {
@@ -355,7 +379,15 @@ func (p *Pipeline) Evaluate(ctx context.Context, c *Call) Verdict {
 			if !asked {
 				ask, asked = v, true
 			}
+		case Allow:
+			if v.Covers && !covers {
+				covered, covers = v, true
+			}
 		}
+	}
+	if asked && covers && ask.Contract == "" {
+		covered.Reason += fmt.Sprintf("; approved in advance, so %s does not ask (%s)", ask.Gate, ask.Reason)
+		return covered
 	}
 	if asked {
 		if p.noAsk {
@@ -377,7 +409,10 @@ func (p *Pipeline) Decide(ctx context.Context, c *Call) Verdict {
 	if v.Decision != Ask {
 		return v
 	}
-	req := approve.Request{CallID: c.ID, Tool: c.Name, Args: c.Args, Gate: v.Gate, Reason: v.Reason}
+	req := approve.Request{CallID: c.ID, Tool: c.Name, Args: c.Args, Gate: v.Gate, Reason: v.Reason, Contract: v.Contract}
+	if req.Contract == "" {
+		req.Contract = p.inForce()
+	}
 	if c.Tool != nil {
 		req.Roles = c.Tool.Spec().Roles
 	}

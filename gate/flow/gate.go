@@ -108,6 +108,21 @@ type Gate struct {
 	l       *Ledger
 	onHit   gate.Decision
 	workdir string
+	binder  Binder
+}
+
+// Binder knows which arguments of a call the approved task contract binds
+// (gate/contract's Holder): such a value was approved in advance, wherever
+// it came from, so the gate does not judge it.
+type Binder interface {
+	Binds(c *gate.Call, arg string) bool
+}
+
+// WithBinder makes the gate leave alone the arguments b says the task
+// contract binds. It returns g.
+func (g *Gate) WithBinder(b Binder) *Gate {
+	g.binder = b
+	return g
 }
 
 var _ gate.Gate = (*Gate)(nil)
@@ -172,6 +187,9 @@ func (g *Gate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 			continue
 		}
 		role := spec.Roles[n]
+		if g.binder != nil && g.binder.Binds(c, n) {
+			continue // in-contract: the user approved where it comes from
+		}
 		shown, src, found := g.judge(c, n, role)
 		if found {
 			hits = append(hits, hit{arg: n, role: role, shown: shown, source: src})

@@ -35,6 +35,10 @@ type Ledger struct {
 	srcIdx  map[string]int32 // source -> index in sources
 
 	untrusted side[int32] // window, token, number -> the first source that brought it
+	// perSrc is each source's own index (by index in sources), so that a
+	// value the task contract binds to a source can be traced to that
+	// source even when another one brought it first.
+	perSrc []side[struct{}]
 	trusted   side[struct{}]
 	// trustedText is every trusted text compacted, NUL-separated: a short
 	// value the user wrote inside a longer word is still the user's.
@@ -177,6 +181,17 @@ func (l *Ledger) Untrusted(source, text string) {
 		src = int32(len(l.sources))
 		l.sources = append(l.sources, source)
 		l.srcIdx[source] = src
+		l.perSrc = append(l.perSrc, newSide[struct{}]())
+	}
+	own := l.perSrc[src]
+	for _, w := range n.windows {
+		own.windows[w] = struct{}{}
+	}
+	for _, t := range n.tokens {
+		own.tokens[t] = struct{}{}
+	}
+	for _, v := range n.numbers {
+		own.numbers[v] = struct{}{}
 	}
 	for _, w := range n.windows {
 		if _, seen := l.untrusted.windows[w]; !seen {
@@ -196,6 +211,56 @@ func (l *Ledger) Untrusted(source, text string) {
 			l.untrusted.numbers[v] = src
 		}
 	}
+}
+
+// Seen reports whether any untrusted text has been recorded: whether
+// untrusted data has entered the context.
+func (l *Ledger) Seen() bool { return !l.empty() }
+
+// TextFrom reports whether value can be traced to what source returned:
+// a value of Window bytes or more (compacted) when every run of Window
+// bytes of it occurs in the source's text; a shorter one when each of its
+// tokens is a token of the source's text. The task contract's "from"
+// bindings are checked with it.
+func (l *Ledger) TextFrom(value, source string) bool {
+	d := Decode(value)
+	c := Compact(d)
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	i, ok := l.srcIdx[source]
+	if !ok || c == "" {
+		return false
+	}
+	own := l.perSrc[i]
+	if len(c) >= Window {
+		for j := 0; j+Window <= len(c); j++ {
+			if _, ok := own.windows[window(c, j)]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	all, any := true, false
+	Tokens(d, func(t string) {
+		any = true
+		if _, ok := own.tokens[t]; !ok {
+			all = false
+		}
+	})
+	return any && all
+}
+
+// NumberFrom reports whether a number equal to n is written in what source
+// returned (in an amount's context: see amountNumbers).
+func (l *Ledger) NumberFrom(n *big.Rat, source string) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	i, ok := l.srcIdx[source]
+	if !ok {
+		return false
+	}
+	_, found := l.perSrc[i].numbers[n.RatString()]
+	return found
 }
 
 // empty reports whether nothing untrusted was recorded.
