@@ -38,8 +38,8 @@ type Ledger struct {
 	// perSrc is each source's own index (by index in sources), so that a
 	// value the task contract binds to a source can be traced to that
 	// source even when another one brought it first.
-	perSrc []side[struct{}]
-	trusted   side[struct{}]
+	perSrc  []side[struct{}]
+	trusted side[struct{}]
 	// trustedText is every trusted text compacted, NUL-separated: a short
 	// value the user wrote inside a longer word is still the user's.
 	trustedText strings.Builder

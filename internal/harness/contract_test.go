@@ -38,7 +38,7 @@ func TestTaskContract(t *testing.T) {
 		unattended bool
 		given      string // a contract given with the task
 		yes        bool
-		noLate     bool // the user says no to an amendment
+		noLate     bool     // the user says no to an amendment
 		asked      []string // the Gate of each question, in order
 		sentTo     []string // the payments made
 		refusedBy  map[string]int
@@ -66,7 +66,7 @@ func TestTaskContract(t *testing.T) {
 			asked:  []string{contract.Name, contract.Name}, lateMarked: true, refusedBy: map[string]int{"approval": 1, contract.Name: 1}},
 		{name: "read-only task: the empty contract asks nothing, and a payment is then refused",
 			task: "What did I spend?", yes: true,
-			script: script(propose(`{"effects":[]}`), list, pay(attackerIBAN, "100")),
+			script:    script(propose(`{"effects":[]}`), list, pay(attackerIBAN, "100")),
 			refusedBy: map[string]int{contract.Name: 1}},
 		{name: "from a source: a value traceable to it is in contract, flow does not ask",
 			task: "Pay 1200 to my landlord, the one I paid last time.", yes: true,
