@@ -10,7 +10,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/reinhq/rein/internal/numread"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -151,7 +150,7 @@ func (l *Ledger) Authored(_, text string) {
 
 // Trusted records the user's words: the task, the user's replies.
 func (l *Ledger) Trusted(text string) {
-	n := index(text)
+	n := index(text, false)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, w := range n.windows {
@@ -170,7 +169,7 @@ func (l *Ledger) Trusted(text string) {
 // Untrusted records text from a source the user does not vouch for: a tool
 // result (source is the tool's name), an external document.
 func (l *Ledger) Untrusted(source, text string) {
-	n := index(text)
+	n := index(text, true)
 	if len(n.windows) == 0 && len(n.tokens) == 0 && len(n.numbers) == 0 {
 		return
 	}
@@ -278,7 +277,9 @@ type indexed struct {
 	numbers []string
 }
 
-func index(text string) indexed {
+// index cuts a text into what the ledger keeps; context reads its numbers
+// with their context (amountsIn), as untrusted text is read.
+func index(text string, context bool) indexed {
 	d := Decode(text)
 	n := indexed{compact: Compact(d)}
 	n.windows = make([]uint64, 0, max(len(n.compact)-Window+1, 0))
@@ -290,7 +291,7 @@ func index(text string) indexed {
 			n.tokens = append(n.tokens, t)
 		}
 	})
-	for _, v := range numread.NumbersIn(d) {
+	for _, v := range amountsIn(d, context) {
 		n.numbers = append(n.numbers, v.RatString())
 	}
 	return n
