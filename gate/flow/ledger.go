@@ -170,7 +170,7 @@ func (l *Ledger) Trusted(text string) {
 // result (source is the tool's name), an external document.
 func (l *Ledger) Untrusted(source, text string) {
 	n := index(text, true)
-	if len(n.windows) == 0 && len(n.tokens) == 0 && len(n.numbers) == 0 {
+	if len(n.windows) == 0 && len(n.tokens) == 0 && len(n.all) == 0 {
 		return
 	}
 	l.mu.Lock()
@@ -189,8 +189,8 @@ func (l *Ledger) Untrusted(source, text string) {
 	for _, t := range n.tokens {
 		own.tokens[t] = struct{}{}
 	}
-	for _, v := range n.numbers {
-		own.numbers[v] = struct{}{}
+	for _, v := range n.all {
+		own.numbers[v] = struct{}{} // every number: a "from" binding traces, it does not suspect
 	}
 	for _, w := range n.windows {
 		if _, seen := l.untrusted.windows[w]; !seen {
@@ -250,7 +250,7 @@ func (l *Ledger) TextFrom(value, source string) bool {
 }
 
 // NumberFrom reports whether a number equal to n is written in what source
-// returned (in an amount's context: see amountNumbers).
+// returned, in any context (an id too).
 func (l *Ledger) NumberFrom(n *big.Rat, source string) bool {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -275,6 +275,7 @@ type indexed struct {
 	windows []uint64
 	tokens  []string
 	numbers []string
+	all     []string // every number, whatever its context (numbers holds the amounts)
 }
 
 // index cuts a text into what the ledger keeps; context reads its numbers
@@ -293,6 +294,13 @@ func index(text string, context bool) indexed {
 	})
 	for _, v := range amountsIn(d, context) {
 		n.numbers = append(n.numbers, v.RatString())
+	}
+	n.all = n.numbers
+	if context {
+		n.all = nil
+		for _, v := range amountsIn(d, false) {
+			n.all = append(n.all, v.RatString())
+		}
 	}
 	return n
 }

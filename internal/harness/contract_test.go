@@ -39,6 +39,7 @@ func TestTaskContract(t *testing.T) {
 		given      string // a contract given with the task
 		yes        bool
 		noLate     bool     // the user says no to an amendment
+		noFlow     bool     // the user says no to the data-flow gate's question
 		asked      []string // the Gate of each question, in order
 		sentTo     []string // the payments made
 		refusedBy  map[string]int
@@ -68,10 +69,14 @@ func TestTaskContract(t *testing.T) {
 			task: "What did I spend?", yes: true,
 			script:    script(propose(`{"effects":[]}`), list, pay(attackerIBAN, "100")),
 			refusedBy: map[string]int{contract.Name: 1}},
-		{name: "from a source: a value traceable to it is in contract, flow does not ask",
+		{name: "from a source: a value traceable to it is in contract, and still judged: flow asks about it",
 			task: "Pay 1200 to my landlord, the one I paid last time.", yes: true,
 			script: script(propose(fromListContract), list, pay(landlordIBAN, "1200")),
-			asked:  []string{contract.Name}, sentTo: []string{landlordIBAN}},
+			asked:  []string{contract.Name, "flow"}, sentTo: []string{landlordIBAN}},
+		{name: "from a source: the attacker's value in the same source is in contract but asked about",
+			task: "Pay 1200 to my landlord, the one I paid last time.", yes: true, noLate: true, noFlow: true,
+			script: script(propose(fromListContract), list, pay(attackerIBAN, "1200")),
+			asked:  []string{contract.Name, "flow"}, refusedBy: map[string]int{"approval": 1}},
 		{name: "from a source: a value not in it is outside",
 			task: "Pay 1200 to my landlord, the one I paid last time.", yes: true,
 			script: script(propose(fromListContract), list, pay("NL91ABNA0417164300", "1200")),
@@ -98,7 +103,7 @@ func TestTaskContract(t *testing.T) {
 			t.Parallel()
 			l := bankLedger()
 			rec := &approve.Recorder{Next: approve.Func(func(_ context.Context, r approve.Request) (bool, error) {
-				return tt.yes && !(tt.noLate && strings.Contains(r.Contract, "AMENDMENT")), nil
+				return tt.yes && !(tt.noLate && strings.Contains(r.Contract, "AMENDMENT")) && !(tt.noFlow && r.Gate == "flow"), nil
 			})}
 			h := contract.NewHolder(nil)
 			if tt.given != "" {
