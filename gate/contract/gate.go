@@ -324,9 +324,9 @@ func (g *Gate) proposal(c *gate.Call) gate.Verdict {
 			Hint: fmt.Sprintf("The contract was not put to the user: %v. Fix it and propose it again.", err)}
 	}
 	g.h.mu.Lock()
-	inForce := g.h.c != nil
+	inForce, tr := g.h.c != nil, g.h.tr
 	g.h.mu.Unlock()
-	late := g.h.tr != nil && g.h.tr.Seen()
+	late := tr != nil && tr.Seen()
 	if p.Empty() && !inForce {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "the task states no side effects: nothing to ask"}
 	}
