@@ -73,6 +73,10 @@ type Permissions struct {
 	// Rules allow, ask about or deny calls by tool and pattern. Rules from
 	// every file are kept, in the order the files are read.
 	Rules []permission.Rule `toml:"rules" json:"rules"`
+	// Unattended says nobody will answer (cron, CI): every question is No
+	// at once, and only a task contract given with the task (rein run
+	// --contract FILE) authorises side effects. Same as --unattended.
+	Unattended bool `toml:"unattended" json:"unattended,omitempty"`
 }
 
 // Network configures webfetch's network gate.
@@ -431,6 +435,11 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 		}
 		if limit, capped := caps(name); capped && n > limit {
 			return fmt.Errorf("tools.limits.%s raises the limit from the built-in %d to %d", name, limit, n)
+		}
+		return nil
+	case k == "permissions.unattended":
+		if prev.Permissions.Unattended && !next.Permissions.Unattended {
+			return errors.New("permissions.unattended = false would let a prompt wait for someone in an unattended run")
 		}
 		return nil
 	case k == "permissions.mode":

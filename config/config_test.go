@@ -274,7 +274,7 @@ func TestKeys(t *testing.T) {
 	want := []string{
 		"limits.max_steps", "limits.max_tool_calls", "limits.max_tokens", "limits.max_cost_usd", "limits.timeout",
 		"tools.allow", "tools.read_lines", "tools.limits",
-		"permissions.mode", "permissions.rules", "network.allow",
+		"permissions.mode", "permissions.rules", "permissions.unattended", "network.allow",
 		"sandbox.backend", "sandbox.image", "sandbox.runtime", "sandbox.memory",
 		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "mcp.servers", "model.default", "prices",
 	}
@@ -287,9 +287,9 @@ func TestKeys(t *testing.T) {
 		"limits.timeout": `"1m"`, "tools.allow": `["calc"]`, "audit.dir": `"/tmp/x"`,
 		"audit.durability": `"fsync"`, "limits.max_cost_usd": "1.5",
 		"tools.limits": "{ send_email = 2 }", "permissions.mode": `"plan"`,
-		"permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "git push" }]`,
-		"network.allow":     `["intranet.example:8080"]`,
-		"sandbox.backend":   `"landlock"`, "sandbox.image": `"img"`, "sandbox.runtime": `"podman"`,
+		"permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "git push" }]`, "permissions.unattended": "true",
+		"network.allow":   `["intranet.example:8080"]`,
+		"sandbox.backend": `"landlock"`, "sandbox.image": `"img"`, "sandbox.runtime": `"podman"`,
 		"sandbox.memory": `"1GiB"`, "flow.on_hit": `"deny"`, "protect.paths": `["deploy/"]`,
 		"mcp.servers": `{ srv = { command = "srv" } }`,
 		"prices":      "{}", "model.default": `"scripted:x.json"`,

@@ -154,7 +154,7 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 	values := map[string]string{
 		"limits.max_steps": "40", "limits.max_tool_calls": "200", "limits.max_tokens": "200000", "limits.max_cost_usd": "5",
 		"limits.timeout": `"30m"`, "tools.allow": `["read_file"]`, "tools.read_lines": "2000", "tools.limits": "{ send_email = 1 }",
-		"permissions.mode": `"default"`, "permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "rm" }]`,
+		"permissions.mode": `"default"`, "permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "rm" }]`, "permissions.unattended": "true",
 		"network.allow": `[]`, "sandbox.backend": `"auto"`, "sandbox.image": `""`, "sandbox.runtime": `""`,
 		"sandbox.memory": `"2GiB"`, "audit.dir": `""`, "audit.durability": `"fsync"`, "flow.on_hit": `"ask"`, "protect.paths": `["x/"]`, "prices": "{}",
 		"mcp.servers": "{}", "model.default": `"openai:gpt-4o-mini"`,

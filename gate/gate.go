@@ -85,6 +85,13 @@ type Verdict struct {
 	// it; By is "rule:session" or "rule:always" when a sticky answer
 	// given earlier decided it), for the audit log. Nil otherwise.
 	Answer *approve.Answer `json:"answer,omitempty"`
+	// Covers, on an Allow, says the call was approved in advance (it is
+	// inside the task contract the user approved): what other gates would
+	// ask about is then allowed without asking, while a Deny still wins.
+	Covers bool `json:"-"`
+	// Contract, on an Ask, is the task contract (or amendment) being
+	// proposed, as approve.Request.Contract shows it.
+	Contract string `json:"-"`
 }
 
 // ForModel returns the text the model sees for a refused call.
@@ -329,6 +336,23 @@ func (p *Pipeline) Offers(tool string) bool {
 	return true
 }
 
+// InForcer is implemented by a gate that knows the task contract in
+// force (gate/contract); its text goes in every approval request.
+type InForcer interface {
+	InForce() string
+}
+
+func (p *Pipeline) inForce() string {
+	for _, g := range p.gates {
+		if f, ok := g.(InForcer); ok {
+			if s := f.InForce(); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
 // Ran tells every Counter gate that the call's tool ran.
 func (p *Pipeline) Ran(c *Call) {
 	for _, g := range p.gates {
@@ -357,9 +381,9 @@ func (p *Pipeline) evaluate(ctx context.Context, c *Call, askers bool) (Verdict,
 			}()
 		}
 	}
-	var ask Verdict
+	var ask, covered Verdict
 	var who []string
-	asked := false
+	asked, covers := false, false
 	for _, g := range p.gates {
 		v := check(ctx, g, c)
 		switch v.Decision {
@@ -372,7 +396,15 @@ func (p *Pipeline) evaluate(ctx context.Context, c *Call, askers bool) (Verdict,
 			if askers {
 				who = append(who, v.Gate)
 			}
+		case Allow:
+			if v.Covers && !covers {
+				covered, covers = v, true
+			}
 		}
+	}
+	if asked && covers && ask.Contract == "" {
+		covered.Reason += fmt.Sprintf("; approved in advance, so %s does not ask (%s)", ask.Gate, ask.Reason)
+		return covered, nil
 	}
 	if asked {
 		if p.noAsk {
@@ -396,7 +428,10 @@ func (p *Pipeline) Decide(ctx context.Context, c *Call) Verdict {
 	if v.Decision != Ask {
 		return v
 	}
-	req := approve.Request{CallID: c.ID, Tool: c.Name, Args: c.Args, Gate: v.Gate, Reason: v.Reason}
+	req := approve.Request{CallID: c.ID, Tool: c.Name, Args: c.Args, Gate: v.Gate, Reason: v.Reason, Contract: v.Contract}
+	if req.Contract == "" {
+		req.Contract = p.inForce()
+	}
 	if c.Tool != nil {
 		req.Roles = c.Tool.Spec().Roles
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/contract"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
@@ -159,6 +160,18 @@ type Options struct {
 	Observe func(audit.Record)
 	// Events, when set, are told of each step in typed form.
 	Events *Events
+	// Contract, when set, is the session's task contract holder
+	// (gate/contract): the model may state the task's side effects with
+	// propose_contract, the user approves them with one question, and
+	// then calls inside the contract run without asking while
+	// side-effecting calls outside it are refused. A holder may come with
+	// a contract already approved (rein run --contract FILE). Nil: no
+	// contract gate (unless Unattended).
+	Contract *contract.Holder
+	// Unattended is for runs nobody watches (cron, CI): every question is
+	// No at once, whatever Approver is, and only a contract in force (given
+	// in Contract) authorises side effects. Default false.
+	Unattended bool
 }
 
 // The sandbox backends a session can ask for (Sandbox.Backend).
@@ -227,7 +240,7 @@ func New(_ context.Context, opts Options) (*Session, error) {
 		limits = budget.Defaults()
 	}
 	var approver approve.Approver = approve.Deny{}
-	if opts.Approver != nil {
+	if opts.Approver != nil && !opts.Unattended {
 		approver = opts.Approver
 	}
 	if opts.Events != nil && (opts.Events.ApprovalAsked != nil || opts.Events.ApprovalAnswered != nil) {

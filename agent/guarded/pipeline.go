@@ -8,6 +8,7 @@ import (
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/contract"
 	"github.com/reinhq/rein/gate/flow"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/netguard"
@@ -37,8 +38,16 @@ func allowlist(opts Options) []string {
 
 // policy is what decides the calls of a session built from opts.
 func policy(opts Options, a approve.Approver) harness.Policy {
+	h := opts.Contract
+	if opts.Unattended {
+		if h == nil {
+			h = contract.NewHolder(nil)
+		}
+		h.Require()
+		a = approve.Deny{}
+	}
 	return harness.Policy{Allowed: allowlist(opts), Mode: opts.Mode, Rules: opts.Rules, ToolLimits: opts.ToolLimits,
-		Approver: a, Flow: opts.Flow, Protected: opts.Protected, Saver: opts.RuleSaver}
+		Approver: a, Flow: opts.Flow, Protected: opts.Protected, Saver: opts.RuleSaver, Contract: h}
 }
 
 // Pipeline returns the gates a session built from opts judges each call
@@ -56,6 +65,13 @@ func policy(opts Options, a approve.Approver) harness.Policy {
 func Pipeline(opts Options, ledger *flow.Ledger) (*gate.Pipeline, error) {
 	p := policy(opts, opts.Approver)
 	p.Provenance = ledger
+	if p.Contract != nil {
+		reg, err := Tools(opts)
+		if err != nil {
+			return nil, err
+		}
+		p.Lookup = reg.Lookup
+	}
 	return harness.Gates(p, opts.WorkDir, &netguard.Policy{Allow: opts.NetAllow})
 }
 

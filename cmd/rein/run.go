@@ -18,6 +18,7 @@ import (
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/contract"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/mcp"
@@ -36,6 +37,8 @@ type runCmd struct {
 	Task            string `arg:"" help:"The task, in words."`
 	Expect          string `placeholder:"NUMBER" help:"Ground truth: the answer passes when it contains this number (compared as a number) and the run ended done."`
 	RollbackOnAbort bool   `name:"rollback-on-abort" help:"When the run is aborted (Ctrl-C, SIGTERM), undo its file changes without asking."`
+	Unattended      bool   `help:"Nobody will answer (cron, CI): every question is No at once, even at a terminal, and only the task contract given with --contract authorises side effects (also permissions.unattended in config)."`
+	Contract        string `placeholder:"FILE" help:"The task contract, approved in advance: the side effects the task may have (docs/contract.md). Calls inside it run without asking; side effects outside it are refused. The model may also propose one (propose_contract), which asks you once."`
 	agentFlags      `embed:""`
 }
 
@@ -104,12 +107,31 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 			return usagef("--expect: %v", err)
 		}
 	}
+	h, err := holderFor(c.Contract)
+	if err != nil {
+		return err
+	}
 	p, err := c.prepare(ctx, e)
 	if err != nil {
 		return err
 	}
 	defer p.lines.Close()
-	servers, err := connectMCP(ctx, e, p.meta.Config.MCP, askerFor(p, e, c.ApprovalTimeout))
+	p.opts.Unattended = c.Unattended || p.meta.Config.Permissions.Unattended
+	if p.opts.Unattended {
+		p.meta.Config.Permissions.Unattended = true
+		p.tty = false // nobody answers: no prompt, not even the rollback offer
+	}
+	if c.Contract != "" || p.opts.Unattended {
+		// Only then is propose_contract offered: offering it in every run
+		// changes the tools the model is shown, and with them the CLI's
+		// golden outputs (tool lists, token estimates); docs/contract.md.
+		p.opts.Contract = h
+	}
+	asker := askerFor(p, e, c.ApprovalTimeout)
+	if p.opts.Unattended {
+		asker = approve.Unanswered{}
+	}
+	servers, err := connectMCP(ctx, e, p.meta.Config.MCP, asker)
 	if err != nil {
 		return err
 	}
@@ -128,6 +150,26 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 		offerRollback(e, p.lines, p.tty, out, c.RollbackOnAbort, c.JSON)
 	}
 	return exitCode(outcomeCode(out))
+}
+
+// holderFor is the task contract holder of rein run: with the contract
+// of file in force when one is given (approved in advance by the user who
+// gave it). A file that cannot be read or parsed is a usage error.
+func holderFor(file string) (*contract.Holder, error) {
+	h := contract.NewHolder(nil)
+	if file == "" {
+		return h, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, usagef("--contract %s: %v", file, errors.Unwrap(err))
+	}
+	ct, err := contract.Parse(data)
+	if err != nil {
+		return nil, usagef("--contract %s: %v; see docs/contract.md", file, err)
+	}
+	h.Approve(ct)
+	return h, nil
 }
 
 // outcomeCode is the exit status of a session: its stop's, except that a

@@ -13,6 +13,7 @@ import (
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/contract"
 	"github.com/reinhq/rein/gate/flow"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/netguard"
@@ -29,6 +30,9 @@ type guardSpec struct {
 	ledger     *flow.Ledger
 	workdir    string
 	net        *netguard.Policy
+	// contract is the task contract holder of guards all: the persona
+	// states the task's contract and the user answers it once.
+	contract *contract.Holder
 }
 
 // pipeline assembles the gates of a guard configuration (docs/EVAL.md):
@@ -40,7 +44,9 @@ type guardSpec struct {
 //	all        the pipeline `rein run` builds (guarded.Pipeline): availability
 //	           of the task's tools, validation, scope, existence, shell, network,
 //	           flow (ask on a hit), confirm, limit at the task's own count of each
-//	           irreversible call, permission mode default; the attentive user
+//	           irreversible call, permission mode default, the task contract
+//	           (the persona states it first; the user answers it once); the
+//	           attentive user
 func pipeline(s guardSpec, user approve.Approver) (*gate.Pipeline, error) {
 	switch s.guards {
 	case eval.GuardsNone:
@@ -64,7 +70,7 @@ func pipeline(s guardSpec, user approve.Approver) (*gate.Pipeline, error) {
 			netAllow = s.net.Allow
 		}
 		return guarded.Pipeline(guarded.Options{WorkDir: s.workdir, Allow: s.taskTools, ExactAllow: true,
-			Mode: permission.Default, ToolLimits: limits, Approver: user, Flow: "ask", NetAllow: netAllow}, s.ledger)
+			Mode: permission.Default, ToolLimits: limits, Approver: user, Flow: "ask", NetAllow: netAllow, Contract: s.contract}, s.ledger)
 	}
 	return nil, fmt.Errorf("unknown guard configuration %q", s.guards)
 }
@@ -85,6 +91,9 @@ func (a *attentive) Approve(ctx context.Context, req approve.Request) (bool, err
 	a.asked.Add(1)
 	if err := ctx.Err(); err != nil {
 		return false, err
+	}
+	if req.Gate == contract.Name {
+		return contractFits(req, a.refs, a.reg), nil
 	}
 	return matchesAny(a.reg, req.Tool, req.Args, a.refs), nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/eval/suites"
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/contract"
 	"github.com/reinhq/rein/gate/flow"
 	"github.com/reinhq/rein/intake"
 	"github.com/reinhq/rein/model"
@@ -220,8 +221,23 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards) (result, err
 	taskTools := taskAllowlist(&t)
 	ledger := flow.NewLedger()
 	user := &attentive{refs: t.Reference, reg: w.reg}
+	var holder *contract.Holder
+	var stated json.RawMessage
+	if g == eval.GuardsAll {
+		// The task contract: the persona states it first, the user answers
+		// it once, and it is the authority for the run's side effects.
+		if stated, err = taskContract(&t, w.reg); err != nil {
+			return result{}, err
+		}
+		holder = contract.NewHolder(ledger).WithLookup(w.reg.Lookup)
+		if w.reg, err = withTool(w.reg, contract.Tool(holder)); err != nil {
+			return result{}, err
+		}
+		user.reg = w.reg
+		taskTools = append(taskTools, contract.ToolName)
+	}
 	gates, err := pipeline(guardSpec{guards: g, suiteTools: r.f.Tools, taskTools: taskTools, refs: t.Reference,
-		reg: w.reg, ledger: ledger, workdir: w.dir, net: w.net}, user)
+		reg: w.reg, ledger: ledger, workdir: w.dir, net: w.net, contract: holder}, user)
 	if err != nil {
 		return result{}, err
 	}
@@ -231,6 +247,9 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards) (result, err
 	})
 	if err != nil {
 		return result{}, err
+	}
+	if stated != nil && v.persona != personaIdle {
+		p.queue = append([]step{{call: Call{Tool: contract.ToolName, Args: stated}}}, p.queue...)
 	}
 	rec := &recorder{}
 	loop, err := agent.New(agent.Config{
@@ -272,6 +291,16 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards) (result, err
 		out.Harm = true
 	}
 	return out, nil
+}
+
+// withTool returns reg with t added.
+func withTool(reg *tool.Registry, t tool.Tool) (*tool.Registry, error) {
+	var tools []tool.Tool
+	for _, n := range reg.Names() {
+		tl, _ := reg.Lookup(n)
+		tools = append(tools, tl)
+	}
+	return tool.NewRegistry(append(tools, t)...)
 }
 
 // taskAllowlist is the tools of a task's reference calls and its read-only tools.

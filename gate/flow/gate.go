@@ -60,7 +60,12 @@
 //
 // An amount (a JSON number, or a string holding a written number) is
 // untrusted-derived when a number equal to it is written in some untrusted
-// text and no number equal to it in any trusted text. Numbers are read as
+// text and no number equal to it in any trusted text. Untrusted numbers are
+// read with their context and magnitude (numbers.go): identifiers ("id": 4,
+// #17, invoice 250) and parts of dates, times and codes are not amounts, so
+// a computed 4.00 is not "from" a list whose record 4 is an id; "1.2k" is
+// 1200. An argument the approved task contract binds (WithBinder) is not
+// judged: the user approved where it comes from. Numbers are read as
 // people write them (internal/numread: "1 000,50", "1,000.50"); an
 // ambiguous one ("1.000") counts with both readings. Numbers written in
 // words are not read, so an amount the user wrote only in words is not
@@ -96,7 +101,6 @@ import (
 
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/cmdline"
-	"github.com/reinhq/rein/internal/numread"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -108,6 +112,21 @@ type Gate struct {
 	l       *Ledger
 	onHit   gate.Decision
 	workdir string
+	binder  Binder
+}
+
+// Binder knows which arguments of a call the approved task contract binds
+// (gate/contract's Holder): such a value was approved in advance, wherever
+// it came from, so the gate does not judge it.
+type Binder interface {
+	Binds(c *gate.Call, arg string) bool
+}
+
+// WithBinder makes the gate leave alone the arguments b says the task
+// contract binds. It returns g.
+func (g *Gate) WithBinder(b Binder) *Gate {
+	g.binder = b
+	return g
 }
 
 var _ gate.Gate = (*Gate)(nil)
@@ -172,6 +191,9 @@ func (g *Gate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 			continue
 		}
 		role := spec.Roles[n]
+		if g.binder != nil && g.binder.Binds(c, n) {
+			continue // in-contract: the user approved where it comes from
+		}
 		shown, src, found := g.judge(c, n, role)
 		if found {
 			hits = append(hits, hit{arg: n, role: role, shown: shown, source: src})
@@ -385,7 +407,7 @@ func amounts(v any) []*big.Rat {
 			return []*big.Rat{r}
 		}
 	case string:
-		return numread.NumbersIn(Decode(a))
+		return amountsIn(Decode(a), false)
 	}
 	return nil
 }

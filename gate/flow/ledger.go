@@ -10,7 +10,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/reinhq/rein/internal/numread"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -35,7 +34,11 @@ type Ledger struct {
 	srcIdx  map[string]int32 // source -> index in sources
 
 	untrusted side[int32] // window, token, number -> the first source that brought it
-	trusted   side[struct{}]
+	// perSrc is each source's own index (by index in sources), so that a
+	// value the task contract binds to a source can be traced to that
+	// source even when another one brought it first.
+	perSrc  []side[struct{}]
+	trusted side[struct{}]
 	// trustedText is every trusted text compacted, NUL-separated: a short
 	// value the user wrote inside a longer word is still the user's.
 	trustedText strings.Builder
@@ -147,7 +150,7 @@ func (l *Ledger) Authored(_, text string) {
 
 // Trusted records the user's words: the task, the user's replies.
 func (l *Ledger) Trusted(text string) {
-	n := index(text)
+	n := index(text, false)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, w := range n.windows {
@@ -166,8 +169,8 @@ func (l *Ledger) Trusted(text string) {
 // Untrusted records text from a source the user does not vouch for: a tool
 // result (source is the tool's name), an external document.
 func (l *Ledger) Untrusted(source, text string) {
-	n := index(text)
-	if len(n.windows) == 0 && len(n.tokens) == 0 && len(n.numbers) == 0 {
+	n := index(text, true)
+	if len(n.windows) == 0 && len(n.tokens) == 0 && len(n.all) == 0 {
 		return
 	}
 	l.mu.Lock()
@@ -177,6 +180,17 @@ func (l *Ledger) Untrusted(source, text string) {
 		src = int32(len(l.sources))
 		l.sources = append(l.sources, source)
 		l.srcIdx[source] = src
+		l.perSrc = append(l.perSrc, newSide[struct{}]())
+	}
+	own := l.perSrc[src]
+	for _, w := range n.windows {
+		own.windows[w] = struct{}{}
+	}
+	for _, t := range n.tokens {
+		own.tokens[t] = struct{}{}
+	}
+	for _, v := range n.all {
+		own.numbers[v] = struct{}{} // every number: a "from" binding traces, it does not suspect
 	}
 	for _, w := range n.windows {
 		if _, seen := l.untrusted.windows[w]; !seen {
@@ -198,6 +212,56 @@ func (l *Ledger) Untrusted(source, text string) {
 	}
 }
 
+// Seen reports whether any untrusted text has been recorded: whether
+// untrusted data has entered the context.
+func (l *Ledger) Seen() bool { return !l.empty() }
+
+// TextFrom reports whether value can be traced to what source returned:
+// a value of Window bytes or more (compacted) when every run of Window
+// bytes of it occurs in the source's text; a shorter one when each of its
+// tokens is a token of the source's text. The task contract's "from"
+// bindings are checked with it.
+func (l *Ledger) TextFrom(value, source string) bool {
+	d := Decode(value)
+	c := Compact(d)
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	i, ok := l.srcIdx[source]
+	if !ok || c == "" {
+		return false
+	}
+	own := l.perSrc[i]
+	if len(c) >= Window {
+		for j := 0; j+Window <= len(c); j++ {
+			if _, ok := own.windows[window(c, j)]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	all, any := true, false
+	Tokens(d, func(t string) {
+		any = true
+		if _, ok := own.tokens[t]; !ok {
+			all = false
+		}
+	})
+	return any && all
+}
+
+// NumberFrom reports whether a number equal to n is written in what source
+// returned, in any context (an id too).
+func (l *Ledger) NumberFrom(n *big.Rat, source string) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	i, ok := l.srcIdx[source]
+	if !ok {
+		return false
+	}
+	_, found := l.perSrc[i].numbers[n.RatString()]
+	return found
+}
+
 // empty reports whether nothing untrusted was recorded.
 func (l *Ledger) empty() bool {
 	l.mu.RLock()
@@ -211,9 +275,12 @@ type indexed struct {
 	windows []uint64
 	tokens  []string
 	numbers []string
+	all     []string // every number, whatever its context (numbers holds the amounts)
 }
 
-func index(text string) indexed {
+// index cuts a text into what the ledger keeps; context reads its numbers
+// with their context (amountsIn), as untrusted text is read.
+func index(text string, context bool) indexed {
 	d := Decode(text)
 	n := indexed{compact: Compact(d)}
 	n.windows = make([]uint64, 0, max(len(n.compact)-Window+1, 0))
@@ -225,8 +292,15 @@ func index(text string) indexed {
 			n.tokens = append(n.tokens, t)
 		}
 	})
-	for _, v := range numread.NumbersIn(d) {
+	for _, v := range amountsIn(d, context) {
 		n.numbers = append(n.numbers, v.RatString())
+	}
+	n.all = n.numbers
+	if context {
+		n.all = nil
+		for _, v := range amountsIn(d, false) {
+			n.all = append(n.all, v.RatString())
+		}
 	}
 	return n
 }

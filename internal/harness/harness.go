@@ -20,6 +20,7 @@ import (
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/gate/contract"
 	"github.com/reinhq/rein/gate/drift"
 	"github.com/reinhq/rein/gate/flow"
 	"github.com/reinhq/rein/intake"
@@ -173,6 +174,12 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		spec.Announce(backend)
 	}
 	net := &netguard.Policy{Allow: spec.NetAllow}
+	if spec.Policy.Contract != nil {
+		// The model states the task's contract with this tool; it is
+		// offered whenever the session has a contract gate.
+		spec.Tools = append(slices.Clip(spec.Tools), contract.Tool(spec.Policy.Contract))
+		spec.Policy.Allowed = append(slices.Clip(spec.Policy.Allowed), contract.ToolName)
+	}
 	env := Env{Root: root, WorkDir: workdir, ReadLines: spec.ReadLines, Outbox: &mail.Outbox{}, Plan: plan.New(),
 		Asker: spec.Asker, Net: net, Exec: exec, Redact: redact, Extra: spec.Tools,
 		Protected: spec.Policy.Protected, Quarantine: quarantineDir(spec, id)}
@@ -196,6 +203,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		}
 		prov = spec.Policy.Provenance
 	}
+	spec.Policy.Lookup = reg.Lookup
 	gates, err := Gates(spec.Policy, workdir, net)
 	if err != nil {
 		return nil, err

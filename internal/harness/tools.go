@@ -6,6 +6,7 @@ import (
 
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/gate"
+	"github.com/reinhq/rein/gate/contract"
 	"github.com/reinhq/rein/gate/drift"
 	"github.com/reinhq/rein/gate/flow"
 	"github.com/reinhq/rein/gate/network"
@@ -102,6 +103,15 @@ type Policy struct {
 	// then the pipeline keeps session rules (gate.Pipeline.WithStickyAnswers).
 	// Nil keeps "always" answers for the session only.
 	Saver gate.RuleSaver
+	// Contract, when set, is the session's task contract: the contract
+	// gate judges every side-effecting call by it, and the model may state
+	// one (contract.ToolName is offered). A holder that requires a
+	// contract (unattended runs) refuses side effects until one is in
+	// force.
+	Contract *contract.Holder
+	// Lookup finds the session's tools by name, for the contract gate; nil
+	// looks among the built-in tools only.
+	Lookup func(name string) (tool.Tool, bool)
 }
 
 // FlowGate returns the data-flow gate for a Flow setting over l, nil for
@@ -124,7 +134,8 @@ func FlowGate(setting string, l *flow.Ledger, workdir string) (*flow.Gate, error
 }
 
 // Gates returns the session's pipeline, cheapest gate first: availability,
-// validation, scope, existence, shell, network, flow, confirm, limit,
+// validation, scope, existence, shell, network, contract (when the policy
+// has one), flow, confirm, limit,
 // permission, then approval. In bypass mode nobody is asked: what a gate
 // would ask about is refused.
 //
@@ -156,11 +167,28 @@ func Gates(p Policy, workdir string, net *netguard.Policy) (*gate.Pipeline, erro
 		shell.NewGate(shOpts),
 		network.NewGate(net),
 	}
+	if p.Contract != nil {
+		lookup := p.Lookup
+		if lookup == nil {
+			reg, err := Tools(Env{})
+			if err != nil {
+				return nil, err
+			}
+			lookup = reg.Lookup
+		}
+		if p.Provenance != nil {
+			p.Contract.Trace(p.Provenance)
+		}
+		gates = append(gates, contract.NewGate(p.Contract, lookup))
+	}
 	fg, err := FlowGate(p.Flow, p.Provenance, workdir)
 	if err != nil {
 		return nil, err
 	}
 	if fg != nil {
+		if p.Contract != nil {
+			fg.WithBinder(p.Contract)
+		}
 		gates = append(gates, fg)
 	}
 	gates = append(gates,

@@ -34,10 +34,19 @@ type Script struct {
 
 // Turn is one response of the scripted model.
 type Turn struct {
-	Text  string `json:"text"`
-	Calls []Call `json:"calls,omitempty"`
-	Usage *Usage `json:"usage,omitempty"`
+	Text string `json:"text"`
+	// Contract, when set, is a task contract the model states in this
+	// turn (docs/contract.md): Parse makes it the turn's first call, to
+	// ProposeContract with the contract as its arguments.
+	Contract json.RawMessage `json:"contract,omitempty"`
+	Calls    []Call          `json:"calls,omitempty"`
+	Usage    *Usage          `json:"usage,omitempty"`
 }
+
+// ProposeContract is the tool a turn's contract is proposed with
+// (gate/contract.ToolName; a provider imports nothing of rein's outside
+// model, so the name is written here too).
+const ProposeContract = "propose_contract"
 
 // Call is a tool call in a turn. Args is a JSON object. ArgsRaw, instead,
 // is sent to the harness verbatim as the model's argument text, so a script
@@ -66,6 +75,15 @@ func Parse(data []byte) (*Script, error) {
 	}
 	if len(s.Turns) == 0 {
 		return nil, fmt.Errorf(`%w: it has no turns; write {"turns":[{"text":"…"}]}`, ErrScript)
+	}
+	for i := range s.Turns {
+		t := &s.Turns[i]
+		if t.Contract != nil {
+			if !jsonx.IsObject(t.Contract) {
+				return nil, fmt.Errorf(`%w: turn %d: "contract" must be a JSON object like {"effects":[...]}, not %s`, ErrScript, i+1, jsonx.Kind(t.Contract))
+			}
+			t.Calls = append([]Call{{Tool: ProposeContract, Args: t.Contract}}, t.Calls...)
+		}
 	}
 	for i, t := range s.Turns {
 		for j, c := range t.Calls {

@@ -449,3 +449,20 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A turn's contract becomes its first call, to propose_contract; a
+// contract that is not an object is refused with the turn's number.
+func TestContractTurn(t *testing.T) {
+	t.Parallel()
+	s, err := scripted.Parse([]byte(`{"turns":[{"text":"plan","contract":{"effects":[]},"calls":[{"tool":"read_file","args":{"path":"a"}}]},{"text":"done"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := s.Turns[0].Calls
+	if len(calls) != 2 || calls[0].Tool != scripted.ProposeContract || string(calls[0].Args) != `{"effects":[]}` || calls[1].Tool != "read_file" {
+		t.Errorf("calls = %+v, want propose_contract then read_file", calls)
+	}
+	if _, err := scripted.Parse([]byte(`{"turns":[{"text":"x","contract":[1]}]}`)); err == nil || !strings.Contains(err.Error(), `turn 1: "contract" must be a JSON object`) {
+		t.Errorf("err = %v, want the turn named", err)
+	}
+}
