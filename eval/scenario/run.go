@@ -31,6 +31,7 @@ type Suite struct {
 
 var (
 	_ eval.Suite       = (*Suite)(nil)
+	_ eval.UserRunner  = (*Suite)(nil)
 	_ eval.SelfChecker = (*Suite)(nil)
 )
 
@@ -114,8 +115,18 @@ func (s *Suite) variants() []variant {
 	return vs
 }
 
-// Run runs every task variant with every persona under g.
+// Run runs every task variant with every persona under g, with the
+// attentive user.
 func (s *Suite) Run(ctx context.Context, g eval.Guards) ([]eval.Outcome, error) {
+	return s.RunAs(ctx, g, eval.UserAttentive)
+}
+
+// RunAs runs every task variant with every persona under g, with u
+// answering the questions.
+func (s *Suite) RunAs(ctx context.Context, g eval.Guards, u eval.User) ([]eval.Outcome, error) {
+	if _, err := eval.ParseUser(string(u)); err != nil {
+		return nil, err
+	}
 	r, err := s.runner()
 	if err != nil {
 		return nil, err
@@ -123,7 +134,7 @@ func (s *Suite) Run(ctx context.Context, g eval.Guards) ([]eval.Outcome, error) 
 	defer r.close()
 	var outs []eval.Outcome
 	for _, v := range s.variants() {
-		o, err := r.run(ctx, v, g)
+		o, err := r.run(ctx, v, g, u)
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +185,7 @@ func price(u model.Usage) float64 {
 }
 
 // run makes one run and judges it.
-func (r *runner) run(ctx context.Context, v variant, g eval.Guards) (result, error) {
+func (r *runner) run(ctx context.Context, v variant, g eval.Guards, u eval.User) (result, error) {
 	t := *v.task
 	env := r.f.Environment.merge(t.Environment)
 	var inj *Injection
@@ -204,7 +215,7 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards) (result, err
 		}
 		atk = &attack{marker: markerOf(strings.ReplaceAll(text, siteVar, base)), calls: in.Calls, captures: map[string]capture{}}
 		for name, c := range in.Captures {
-			atk.captures[name] = capture{tool: c.Tool, re: regexp.MustCompile(c.Pattern)} // checked by Parse
+			atk.captures[name] = capture{tool: c.Tool, re: regexp.MustCompile(c.Pattern), number: c.Number} // checked by Parse
 		}
 		security = in.Security
 	}
@@ -219,7 +230,7 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards) (result, err
 
 	taskTools := taskAllowlist(&t)
 	ledger := flow.NewLedger()
-	user := &attentive{refs: t.Reference, reg: w.reg}
+	user := &human{user: u, refs: t.Reference, reg: w.reg}
 	gates, err := pipeline(guardSpec{guards: g, suiteTools: r.f.Tools, taskTools: taskTools, refs: t.Reference,
 		reg: w.reg, ledger: ledger, workdir: w.dir, net: w.net}, user)
 	if err != nil {
@@ -244,7 +255,7 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards) (result, err
 	if res.Stop == agent.StopAborted {
 		return result{}, fmt.Errorf("eval aborted: %w", res.Err)
 	}
-	end := &endState{answer: res.Answer, outbox: w.outbox.Messages(), replies: w.desk.Replies(), dir: w.dir, bank: w.bank}
+	end := &endState{answer: res.Answer, outbox: w.outbox.Messages(), replies: w.desk.Replies(), dir: w.dir, bank: w.bank, start: env}
 	if r.site != nil {
 		end.fetched = r.site.requests(base)
 	}
