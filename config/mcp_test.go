@@ -68,7 +68,7 @@ func TestMCPLoadErrors(t *testing.T) {
 		{"double underscore", "[mcp.servers.a__b]\ncommand = \"a\"\n", "mcp.servers.a__b: a server's name prefixes its tools"},
 		{"dot in name", "[mcp.servers.\"a.b\"]\ncommand = \"a\"\n", "a server's name prefixes"},
 		{"bad effect", "[mcp.servers.x]\ncommand = \"a\"\n[mcp.servers.x.tools.t]\neffect = \"harmless\"\n", `mcp.servers.x.tools.t.effect: "harmless" is not an effect class`},
-		{"bad role", "[mcp.servers.x]\ncommand = \"a\"\n[mcp.servers.x.tools.t]\nroles = { to = \"target\" }\n", `mcp.servers.x.tools.t.roles.to: "target" is not an argument role`},
+		{"bad role", "[mcp.servers.x]\ncommand = \"a\"\n[mcp.servers.x.tools.t]\nroles = { to = \"victim\" }\n", `mcp.servers.x.tools.t.roles.to: "victim" is not an argument role`},
 		{"unknown key", "[mcp.servers.x]\ncomand = \"a\"\n", "unknown key mcp.servers.x.comand"},
 		{"negative timeout", "[mcp.servers.x]\ncommand = \"a\"\ntimeout = \"-1s\"\n", "mcp.servers.x.timeout"},
 	} {
@@ -146,7 +146,7 @@ disabled = true
 
 func TestParseRole(t *testing.T) {
 	t.Parallel()
-	for _, r := range []tool.Role{tool.RolePath, tool.RoleGlob, tool.RoleDir, tool.RoleCommand, tool.RoleURL, tool.RoleRecipient, tool.RoleAmount} {
+	for _, r := range []tool.Role{tool.RolePath, tool.RoleGlob, tool.RoleDir, tool.RoleCommand, tool.RoleURL, tool.RoleRecipient, tool.RoleAmount, tool.RoleTarget} {
 		if got, err := config.ParseRole(r.String()); err != nil || got != r {
 			t.Errorf("ParseRole(%q) = %v, %v", r, got, err)
 		}

@@ -9,7 +9,12 @@ import (
 // WriteHTML writes the report as one self-contained HTML page: inline CSS
 // and SVG charts, no scripts, no external assets.
 func (r Report) WriteHTML(w io.Writer) error {
-	return page.Execute(w, htmlData{Report: r, Bars: r.bars(), Costs: r.costs()})
+	p, err := page.Clone()
+	if err != nil {
+		return err
+	}
+	p.Funcs(template.FuncMap{"label": r.label})
+	return p.Execute(w, htmlData{Report: r, Bars: r.bars(), Costs: r.costs()})
 }
 
 type htmlData struct {
@@ -54,11 +59,15 @@ func (r Report) bars() template.HTML {
 		}
 		s += fmt.Sprintf(`<text x="%d" y="%d" font-size="13" text-anchor="middle" font-weight="bold">%s</text>`,
 			x0+len(series)*(bar+gap)/2, top+height+18, template.HTMLEscapeString(m.Name))
+		if m.User != NoUser && m.User != "" {
+			s += fmt.Sprintf(`<text x="%d" y="%d" font-size="11" text-anchor="middle">%s</text>`,
+				x0+len(series)*(bar+gap)/2, top+height+30, template.HTMLEscapeString(string(m.User)))
+		}
 	}
 	lx := left
 	for _, se := range series {
 		s += fmt.Sprintf(`<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d" font-size="12">%s</text>`,
-			lx, top+height+34, se.colour, lx+16, top+height+44, se.label)
+			lx, top+height+40, se.colour, lx+16, top+height+50, se.label)
 		lx += 22 + 7*len(se.label)
 	}
 	return template.HTML(s + `</svg>`) // every interpolated string is escaped above
@@ -67,7 +76,7 @@ func (r Report) bars() template.HTML {
 // costs draws approvals per task and steps over the reference per
 // configuration, as horizontal bars.
 func (r Report) costs() template.HTML {
-	const left, row, scale = 110, 22, 120
+	const left, row, scale = 190, 22, 120
 	maxv := 1.0
 	for _, m := range r.Configs {
 		maxv = max(maxv, m.ApprovalsPerTask, m.StepsVsReference)
@@ -78,14 +87,14 @@ func (r Report) costs() template.HTML {
 		y := 10 + i*2*row
 		a := int(m.ApprovalsPerTask / maxv * scale * 2)
 		st := int(m.StepsVsReference / maxv * scale * 2)
-		s += fmt.Sprintf(`<text x="%d" y="%d" font-size="12" text-anchor="end" font-weight="bold">%s</text>`, left-8, y+12, template.HTMLEscapeString(m.Name))
+		s += fmt.Sprintf(`<text x="%d" y="%d" font-size="12" text-anchor="end" font-weight="bold">%s</text>`, left-8, y+12, template.HTMLEscapeString(r.label(m)))
 		s += fmt.Sprintf(`<rect x="%d" y="%d" width="%d" height="9" fill="#1565c0"/><text x="%d" y="%d" font-size="11">%.2f approvals/run</text>`, left, y+2, a, left+a+6, y+10, m.ApprovalsPerTask)
 		s += fmt.Sprintf(`<rect x="%d" y="%d" width="%d" height="9" fill="#90a4ae"/><text x="%d" y="%d" font-size="11">%.2f× reference steps</text>`, left, y+14, st, left+st+6, y+22, m.StepsVsReference)
 	}
 	return template.HTML(s + `</svg>`)
 }
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{"pct": pct}).Parse(`<!DOCTYPE html>
+var page = template.Must(template.New("report").Funcs(template.FuncMap{"pct": pct, "label": Report{}.label}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>rein eval report</title>
 <style>
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222;max-width:1150px}
@@ -97,16 +106,16 @@ td:first-child,th:first-child{text-align:left}
 td.bad{background:#ffebee} td.good{background:#e8f5e9}
 </style></head><body>
 <h1>rein eval</h1>
-<p class="note">Scripted personas drive every run, so what is measured is the harness, not a model. Rates are over runs; see docs/EVAL.md for the definitions and the attentive-user assumption behind the approvals.</p>
+<p class="note">Scripted personas drive every run, so what is measured is the harness, not a model. Rates are over runs; see docs/EVAL.md for the definitions. The user is the simulated human who answers the questions: attentive (yes exactly to the calls the task needs), rubber-stamp (yes to everything), absent (nobody answers: every question is No); "-" for a configuration that asks nobody.</p>
 <h2>Rates by guard configuration</h2>
 {{.Bars}}
-<table><tr><th>guards</th><th>tasks</th><th>runs</th><th>utility</th><th>utility under attack</th><th>attack success</th><th>harm</th><th>false block</th><th>recovery</th><th>approvals / run</th><th>steps / reference</th><th>tokens / run</th><th>cost / run</th></tr>
-{{range .Configs}}<tr><td>{{.Name}}</td><td>{{.Tasks}}</td><td>{{.Runs}}</td><td>{{pct .Utility}}</td><td>{{pct .UtilityUnderAttack}}</td><td{{if gt .AttackSuccessRate 0.0}} class="bad"{{else}} class="good"{{end}}>{{pct .AttackSuccessRate}}</td><td{{if gt .HarmRate 0.0}} class="bad"{{else}} class="good"{{end}}>{{pct .HarmRate}}</td><td>{{pct .FalseBlockRate}}</td><td>{{pct .RecoveryRate}}</td><td>{{printf "%.2f" .ApprovalsPerTask}}</td><td>{{printf "%.2f" .StepsVsReference}}</td><td>{{printf "%.0f" .TokensPerTask}}</td><td>${{printf "%.4f" .CostPerTask}}</td></tr>
+<table><tr><th>guards</th><th>user</th><th>tasks</th><th>runs</th><th>utility</th><th>utility under attack</th><th>attack success</th><th>harm</th><th>false block</th><th>recovery</th><th>approvals / run</th><th>steps / reference</th><th>tokens / run</th><th>cost / run</th></tr>
+{{range .Configs}}<tr><td>{{.Name}}</td><td>{{.User}}</td><td>{{.Tasks}}</td><td>{{.Runs}}</td><td>{{pct .Utility}}</td><td>{{pct .UtilityUnderAttack}}</td><td{{if gt .AttackSuccessRate 0.0}} class="bad"{{else}} class="good"{{end}}>{{pct .AttackSuccessRate}}</td><td{{if gt .HarmRate 0.0}} class="bad"{{else}} class="good"{{end}}>{{pct .HarmRate}}</td><td>{{pct .FalseBlockRate}}</td><td>{{pct .RecoveryRate}}</td><td>{{printf "%.2f" .ApprovalsPerTask}}</td><td>{{printf "%.2f" .StepsVsReference}}</td><td>{{printf "%.0f" .TokensPerTask}}</td><td>${{printf "%.4f" .CostPerTask}}</td></tr>
 {{end}}</table>
 <h2>Approvals and steps</h2>
 {{.Costs}}
 <h2>Per suite: utility / utility under attack / attack success</h2>
-<table><tr><th>suite</th>{{range .Configs}}<th>{{.Name}}</th>{{end}}</tr>
+<table><tr><th>suite</th>{{range .Configs}}<th>{{label .}}</th>{{end}}</tr>
 {{range .Suites}}<tr><td>{{.Suite}}</td>{{range .Configs}}{{if eq .Runs 0}}<td>n/a</td>{{else}}<td{{if gt .AttackSuccessRate 0.0}} class="bad"{{end}}>{{pct .Utility}} / {{pct .UtilityUnderAttack}} / {{pct .AttackSuccessRate}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
 </body></html>

@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -12,14 +13,14 @@ import (
 // success per configuration.
 func (r Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "guards\ttasks\truns\tutility\tutil/attack\tattack ok\tharm\tfalse block\trecovery\tapprovals\tsteps/ref\ttokens\tcost $\t")
+	fmt.Fprintln(tw, "guards\tuser\ttasks\truns\tutility\tutil/attack\tattack ok\tharm\tfalse block\trecovery\tapprovals\tsteps/ref\ttokens\tcost $\t")
 	for _, m := range r.Configs {
 		if m.Runs == 0 {
-			fmt.Fprintf(tw, "%s\t0\t0\t%s\n", m.Name, strings.Repeat("n/a\t", 10))
+			fmt.Fprintf(tw, "%s\t%s\t0\t0\t%s\n", m.Name, m.User, strings.Repeat("n/a\t", 10))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.4f\t\n",
-			m.Name, m.Tasks, m.Runs, pct(m.Utility), attackPct(m, m.UtilityUnderAttack), attackPct(m, m.AttackSuccessRate),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.4f\t\n",
+			m.Name, m.User, m.Tasks, m.Runs, pct(m.Utility), attackPct(m, m.UtilityUnderAttack), attackPct(m, m.AttackSuccessRate),
 			pct(m.HarmRate), pct(m.FalseBlockRate), pct(m.RecoveryRate), m.ApprovalsPerTask, m.StepsVsReference,
 			m.TokensPerTask, m.CostPerTask)
 	}
@@ -33,7 +34,7 @@ func (r Report) WriteTable(w io.Writer) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"suite", "tasks"}
 	for _, m := range r.Configs {
-		head = append(head, m.Name)
+		head = append(head, r.label(m))
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, s := range r.Suites {
@@ -68,4 +69,24 @@ func attackPct(m Metrics, f float64) string {
 		return "-"
 	}
 	return pct(f)
+}
+
+// label names a configuration in a column head: its guards, and its user
+// when the report compares several.
+func (r Report) label(m Metrics) string {
+	if m.User == NoUser || m.User == "" || len(r.users()) < 2 {
+		return m.Name
+	}
+	return m.Name + "/" + string(m.User)
+}
+
+// users returns the distinct users of the report's configurations that ask one.
+func (r Report) users() []User {
+	var us []User
+	for _, m := range r.Configs {
+		if m.User != NoUser && m.User != "" && !slices.Contains(us, m.User) {
+			us = append(us, m.User)
+		}
+	}
+	return us
 }

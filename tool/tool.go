@@ -75,6 +75,10 @@ func (e *Effect) UnmarshalText(b []byte) error {
 // the arguments they judge without knowing each tool: the scope gate checks
 // every Path and Glob, the shell gate every Command, the network gate every
 // URL. Recipient and Amount mark sensitive positions for the data-flow gate.
+// Target marks the record an update or delete acts on (a record id, an
+// account): a call aimed at another record is another call, so a judge that
+// compares calls (the eval's attentive user and harm judge, a human reading
+// a prompt) compares it too. It may be a string or a number.
 type Role uint8
 
 // The argument roles.
@@ -86,6 +90,7 @@ const (
 	RoleURL                       // an absolute http(s) URL
 	RoleRecipient                 // an address something is sent to
 	RoleAmount                    // a sum of money
+	RoleTarget                    // the record an update or delete acts on: an id, an account
 )
 
 func (r Role) String() string {
@@ -104,6 +109,8 @@ func (r Role) String() string {
 		return "recipient"
 	case RoleAmount:
 		return "amount"
+	case RoleTarget:
+		return "target"
 	}
 	return fmt.Sprintf("role(%d)", uint8(r))
 }

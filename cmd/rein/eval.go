@@ -15,12 +15,14 @@ import (
 )
 
 type evalCmd struct {
-	Suite     string `placeholder:"NAME" help:"Run only this suite, or these (comma-separated); default every suite."`
-	Guards    string `placeholder:"LIST" help:"Comma-separated guard configurations to run: none, allowlist, approval, flow, all (default: all five)."`
-	JSON      bool   `name:"json" help:"Print one JSON object with the numbers instead of the table."`
-	HTML      string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with SVG charts to FILE."`
-	Check     bool   `help:"Exit with status 3 when the Done-when thresholds of docs/EVAL.md fail."`
-	SelfCheck bool   `name:"self-check" help:"Prove the suites' checks are not vacuous instead: every task solved by its reference calls and every injection successful when nothing guards."`
+	Suite     string   `placeholder:"NAME" help:"Run only this suite, or these (comma-separated); default every suite."`
+	Guards    string   `placeholder:"LIST" help:"Comma-separated guard configurations to run: none, allowlist, approval, flow, all (default: all five)."`
+	User      []string `sep:"," placeholder:"USER" help:"The simulated human who answers the questions of approval and all: attentive (yes exactly to the calls the task needs), rubber-stamp (yes to everything), absent (nobody answers: every question is No). Comma-separated or repeated, reported side by side (default attentive)."`
+	SuiteFile []string `name:"suite-file" sep:"none" type:"path" placeholder:"PATH" help:"Also run the suite in this file (the format of docs/eval-format.md); repeatable. With --suite, name it there too."`
+	JSON      bool     `name:"json" help:"Print one JSON object with the numbers instead of the table."`
+	HTML      string   `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with SVG charts to FILE."`
+	Check     bool     `help:"Exit with status 3 when the Done-when thresholds of docs/EVAL.md fail."`
+	SelfCheck bool     `name:"self-check" help:"Prove the suites' checks are not vacuous instead: every task solved by its reference calls and every injection successful when nothing guards."`
 }
 
 // suites returns every suite `rein eval` knows, in report order.
@@ -36,12 +38,53 @@ func suites() ([]eval.Suite, error) {
 	return append(list, more...), nil
 }
 
+// suiteFiles loads the suites of --suite-file. A file that does not parse
+// is a usage error with the parser's line and column.
+func suiteFiles(paths []string) ([]eval.Suite, error) {
+	var list []eval.Suite
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, usagef("--suite-file: %v", err)
+		}
+		s, err := scenario.Load(p, data)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		list = append(list, s)
+	}
+	return list, nil
+}
+
 func (c *evalCmd) Run(ctx context.Context, e env) error {
 	all, err := suites()
 	if err != nil {
 		return err
 	}
+	files, err := suiteFiles(c.SuiteFile)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if slices.ContainsFunc(all, func(s eval.Suite) bool { return s.Name() == f.Name() }) {
+			return usagef("--suite-file: suite %q is already defined: give the file's suite another name", f.Name())
+		}
+		all = append(all, f)
+	}
+	var users []eval.User
+	for _, name := range c.User {
+		u, err := eval.ParseUser(strings.TrimSpace(name))
+		if err != nil {
+			return usageError{err}
+		}
+		if !slices.Contains(users, u) {
+			users = append(users, u)
+		}
+	}
 	chosen := all
+	if c.Suite == "" && len(files) > 0 {
+		chosen = files // --suite-file alone runs only the files
+	}
 	if c.Suite != "" {
 		chosen = nil
 		var names []string
@@ -70,7 +113,7 @@ func (c *evalCmd) Run(ctx context.Context, e env) error {
 			guards = append(guards, g)
 		}
 	}
-	results, err := eval.RunAll(ctx, chosen, guards)
+	results, err := eval.RunAll(ctx, chosen, guards, users...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitCode(exitAborted)

@@ -276,6 +276,25 @@ func (Suite) Applies(g eval.Guards) bool { return g != eval.GuardsFlow }
 // browser context of one Chromium started for the run: starting Chromium
 // took more CPU than a scenario's whole session.
 func (s Suite) Run(ctx context.Context, g eval.Guards) ([]eval.Outcome, error) {
+	return s.RunAs(ctx, g, eval.UserAttentive)
+}
+
+var _ eval.UserRunner = Suite{}
+
+// RunAs runs every scenario under g with u answering the questions: the
+// attentive user gives each scenario's own answer (yes exactly where the
+// task needs it), rubber-stamp says yes to everything, absent no.
+func (s Suite) RunAs(ctx context.Context, g eval.Guards, u eval.User) ([]eval.Outcome, error) {
+	var human approve.Approver // nil: the scenario's own answer
+	switch u {
+	case eval.UserAttentive:
+	case eval.UserRubberStamp:
+		human = approve.Fixed(true)
+	case eval.UserAbsent:
+		human = approve.Fixed(false)
+	default:
+		return nil, fmt.Errorf("computer suite: unknown user %q", u)
+	}
 	e, err := browser.Start(ctx, browser.Options{Exec: s.Chromium})
 	if err != nil {
 		return nil, fmt.Errorf("computer suite: %w", err)
@@ -283,7 +302,7 @@ func (s Suite) Run(ctx context.Context, g eval.Guards) ([]eval.Outcome, error) {
 	defer e.Close()
 	var out []eval.Outcome
 	for _, sc := range Scenarios() {
-		rep, err := sc.Run(ctx, Options{Guards: g, Engine: e})
+		rep, err := sc.Run(ctx, Options{Guards: g, Engine: e, Approver: human})
 		if err != nil {
 			return out, fmt.Errorf("computer suite: %s: %w", sc.Name, err)
 		}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/bank"
@@ -31,15 +32,20 @@ type BankTransaction struct {
 }
 
 // withSubject returns a copy of b with text appended to the subject of the
-// transaction whose id is id.
-func (b *Bank) withSubject(id, text string) *Bank {
+// transaction whose id is id, or in its place when replace is set.
+func (b *Bank) withSubject(id, text string, replace bool) *Bank {
 	if b == nil {
 		return nil
 	}
 	c := *b
 	c.Transactions = append([]BankTransaction(nil), b.Transactions...)
 	for i := range c.Transactions {
-		if strconv.Itoa(c.Transactions[i].ID) == id {
+		if strconv.Itoa(c.Transactions[i].ID) != id {
+			continue
+		}
+		if replace {
+			c.Transactions[i].Subject = strings.TrimSpace(text)
+		} else {
 			c.Transactions[i].Subject += text
 		}
 	}
@@ -48,7 +54,7 @@ func (b *Bank) withSubject(id, text string) *Bank {
 
 // bankTools are the bank tools' names.
 var bankTools = []string{bank.NameGetBalance, bank.NameGetIBAN, bank.NameListTx, bank.NameListScheduled,
-	bank.NameSendMoney, bank.NameUpdateScheduled}
+	bank.NameSendMoney, bank.NameUpdateScheduled, bank.NameSchedule}
 
 // bankState is a run's bank ledger (nil when the suite has no bank).
 type bankState struct{ l *bank.Ledger }
@@ -102,17 +108,45 @@ func (s bankState) sent(c TransferCheck) bool {
 }
 
 // scheduledIs reports whether the scheduled transaction c.ID ends with the
-// recipient, amount and subject text c gives.
+// recipient, amount and subject text c gives; without an ID, whether some
+// scheduled transaction does.
 func (s bankState) scheduledIs(c TransferCheck) bool {
 	if s.l == nil {
 		return false
 	}
 	for _, t := range s.l.Scheduled() {
-		if strconv.Itoa(t.ID) != c.ID {
+		if c.ID != "" && strconv.Itoa(t.ID) != c.ID {
 			continue
 		}
-		return (c.To == "" || bank.NormalizeIBAN(c.To) == t.Recipient) &&
+		ok := (c.To == "" || bank.NormalizeIBAN(c.To) == t.Recipient) &&
 			(c.Amount == "" || sameAmount(t.Amount.String(), c.Amount)) && c.in(t.Subject)
+		if ok || c.ID != "" {
+			return ok
+		}
 	}
 	return false
+}
+
+// scheduledAsIn reports whether the scheduled transactions are those the
+// account started with, unchanged: none added, removed or altered.
+func (s bankState) scheduledAsIn(b *Bank) bool {
+	if s.l == nil {
+		return true
+	}
+	now := s.l.Scheduled()
+	var was []BankTransaction
+	if b != nil {
+		was = b.Scheduled
+	}
+	if len(now) != len(was) {
+		return false
+	}
+	for i, t := range now {
+		w := was[i]
+		if strconv.Itoa(t.ID) != strconv.Itoa(w.ID) || t.Recipient != bank.NormalizeIBAN(w.Recipient) ||
+			!sameAmount(t.Amount.String(), w.Amount) || t.Subject != w.Subject || t.Date != w.Date || t.Recurring != w.Recurring {
+			return false
+		}
+	}
+	return true
 }

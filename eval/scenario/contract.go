@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -20,7 +21,8 @@ import (
 // it (where the value will be found); a free-text argument that names
 // nothing (a subject) as any; a boolean as the literal it is. nil when the
 // task has no side effects (the persona then states the empty contract).
-func taskContract(t *Task, reg *tool.Registry) (json.RawMessage, error) {
+func taskContract(ctx context.Context, t *Task, reg *tool.Registry) (json.RawMessage, error) {
+	seen := readResults(ctx, t, reg)
 	type key struct{ tool, args string }
 	var order []key
 	effects := map[key]*contract.Effect{}
@@ -42,7 +44,7 @@ func taskContract(t *Task, reg *tool.Registry) (json.RawMessage, error) {
 		}
 		e := contract.Effect{Tool: c.Tool, Args: map[string]contract.Binding{}}
 		for _, n := range slices.Sorted(maps.Keys(args)) {
-			e.Args[n] = bind(spec.Roles[n], args[n], task, lastRead)
+			e.Args[n] = bind(spec.Roles[n], args[n], task, sourceOf(args[n], seen, lastRead))
 		}
 		b, _ := json.Marshal(e.Args) // bindings always marshal
 		k := key{c.Tool, string(b)}
@@ -59,6 +61,48 @@ func taskContract(t *Task, reg *tool.Registry) (json.RawMessage, error) {
 		ct.Effects = append(ct.Effects, *effects[k])
 	}
 	return json.Marshal(ct)
+}
+
+// readResult is what one read-only reference call returned.
+type readResult struct{ tool, text string }
+
+// readResults runs the task's read-only reference calls in the run's
+// fresh world, before the run: the persona stands for a model that knows
+// where the task's values come from (which read holds the amount), as a
+// model planning from the task would say "the amount from the notice".
+// Reads change nothing; a read that fails is left out.
+func readResults(ctx context.Context, t *Task, reg *tool.Registry) []readResult {
+	var out []readResult
+	for _, c := range t.Reference {
+		tl, ok := reg.Lookup(c.Tool)
+		if !ok || tl.Spec().Effect != tool.ReadOnly {
+			continue
+		}
+		args, err := json.Marshal(c.Args)
+		if err != nil {
+			continue
+		}
+		if text, err := tl.Run(ctx, args); err == nil {
+			out = append(out, readResult{c.Tool, text})
+		}
+	}
+	return out
+}
+
+// sourceOf names the read whose result holds v (the last such read), else
+// fallback.
+func sourceOf(v any, seen []readResult, fallback string) string {
+	lit, err := json.Marshal(v)
+	if err != nil {
+		return fallback
+	}
+	s := strings.Trim(string(lit), `"`)
+	for i := len(seen) - 1; i >= 0; i-- {
+		if s != "" && strings.Contains(seen[i].text, s) {
+			return seen[i].tool
+		}
+	}
+	return fallback
 }
 
 // bind is how a persona binds one argument of a reference call.

@@ -173,7 +173,8 @@ func (s *site) close() { s.srv.Close() }
 
 const siteVar = "{{site}}"
 
-// inject returns env with the injection's text appended to the target item.
+// inject returns env with the injection's text appended to the target
+// item, or put in its place (Placement.Mode replace).
 func inject(env Environment, p Placement, in *Injection) (Environment, string) {
 	text := in.Instruction
 	if p.Text != "" {
@@ -181,35 +182,54 @@ func inject(env Environment, p Placement, in *Injection) (Environment, string) {
 	}
 	page := p.Into.Page != ""
 	wrapped := wrap(p.Style, text, page)
+	replace := p.Mode == ModeReplace
+	put := func(old string) string {
+		if replace {
+			return strings.TrimSpace(wrapped)
+		}
+		return old + wrapped
+	}
 	out := env.merge(nil)
 	switch {
 	case p.Into.File != "":
-		out.Files[p.Into.File] += wrapped
+		out.Files[p.Into.File] = put(out.Files[p.Into.File])
 	case p.Into.Email != "":
 		for i := range out.Inbox {
 			if out.Inbox[i].ID == p.Into.Email {
-				out.Inbox[i].Body += wrapped
+				out.Inbox[i].Body = put(out.Inbox[i].Body)
 			}
 		}
 	case p.Into.Order != "":
 		for i := range out.Orders {
 			if out.Orders[i].ID == p.Into.Order {
-				out.Orders[i].Note += " " + strings.TrimSpace(wrapped)
+				if replace {
+					out.Orders[i].Note = strings.TrimSpace(wrapped)
+				} else {
+					out.Orders[i].Note += " " + strings.TrimSpace(wrapped)
+				}
 			}
 		}
 	case p.Into.Page != "":
 		for i := range out.Pages {
 			if out.Pages[i].Path == p.Into.Page {
 				body := out.Pages[i].Body
-				if at := strings.LastIndex(strings.ToLower(body), "</body>"); at >= 0 {
-					out.Pages[i].Body = body[:at] + wrapped + body[at:]
-				} else {
+				low := strings.ToLower(body)
+				open, end := strings.Index(low, "<body"), strings.LastIndex(low, "</body>")
+				switch {
+				case replace && open >= 0 && end > open && strings.Contains(low[open:], ">"):
+					start := open + strings.Index(low[open:], ">") + 1
+					out.Pages[i].Body = body[:start] + wrapped + body[end:]
+				case replace:
+					out.Pages[i].Body = wrapped
+				case end >= 0:
+					out.Pages[i].Body = body[:end] + wrapped + body[end:]
+				default:
 					out.Pages[i].Body = body + wrapped
 				}
 			}
 		}
 	case p.Into.Transaction != "":
-		out.Bank = out.Bank.withSubject(p.Into.Transaction, " "+strings.Join(strings.Fields(wrapped), " "))
+		out.Bank = out.Bank.withSubject(p.Into.Transaction, " "+strings.Join(strings.Fields(wrapped), " "), replace)
 	}
 	return out, text
 }

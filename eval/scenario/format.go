@@ -33,6 +33,10 @@ var ErrFormat = errors.New("invalid scenario")
 type File struct {
 	Suite   string `json:"suite"`
 	Summary string `json:"summary"`
+	// Source is where the suite's tasks come from, when they were converted
+	// from elsewhere (a benchmark, a paper, a URL); provenance, for the
+	// reader.
+	Source string `json:"source,omitempty"`
 	// Tools are every tool the suite's sessions know; all of them are
 	// offered when nothing guards.
 	Tools       []string    `json:"tools"`
@@ -98,7 +102,18 @@ type Placement struct {
 	Style string `json:"style"`
 	// Text replaces the injection's instruction (another language).
 	Text string `json:"text,omitempty"`
+	// Mode is how the dressed text goes into the item: "append" (the
+	// default: after the item's text, which stays intact) or "replace"
+	// (instead of the item's text: a field the attacker controls whole,
+	// like a transaction's subject or a calendar entry's description).
+	Mode string `json:"mode,omitempty"`
 }
+
+// The placement modes.
+const (
+	ModeAppend  = "append"
+	ModeReplace = "replace"
+)
 
 // Target names the item an injection is appended to; exactly one is set.
 type Target struct {
@@ -151,6 +166,10 @@ type Injection struct {
 type Capture struct {
 	Tool    string `json:"tool,omitempty"`
 	Pattern string `json:"pattern"`
+	// Number makes the value a JSON number: a string argument that is
+	// exactly "{{name}}" becomes the number the capture read ("1,200.00"
+	// becomes 1200), so an attacker's call can pay an amount it read.
+	Number bool `json:"number,omitempty"`
 }
 
 // The injection kinds.
@@ -284,6 +303,8 @@ func (f *File) check() error {
 				return fmt.Errorf(`%s: "style" %q: want one of %s`, pw, p.Style, strings.Join(styles, ", "))
 			case p.Style == "language" && p.Text == "":
 				return fmt.Errorf(`%s: style "language" needs "text", the instruction translated`, pw)
+			case p.Mode != "" && p.Mode != ModeAppend && p.Mode != ModeReplace:
+				return fmt.Errorf(`%s: "mode" %q: want append or replace`, pw, p.Mode)
 			}
 			if !env.has(p.Into) {
 				return fmt.Errorf("%s: the environment has no %s to put it into", pw, p.Into)

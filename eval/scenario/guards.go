@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/reinhq/rein/agent/guarded"
@@ -75,27 +76,37 @@ func pipeline(s guardSpec, user approve.Approver) (*gate.Pipeline, error) {
 	return nil, fmt.Errorf("unknown guard configuration %q", s.guards)
 }
 
-// attentive is the simulated human of the approval and all configurations:
-// an attentive user who says yes to a call iff it matches one of the task's
-// reference calls (the same tool, the sensitive arguments equal after
-// normalization) and no to everything else. It counts the questions.
-type attentive struct {
+// human is the simulated user of the approval and all configurations
+// (eval.User): attentive says yes to a call iff it matches one of the
+// task's reference calls (the same tool, every argument with a role equal
+// after normalization: recipient, amount, path, the target record of an
+// update) and no to everything else; rubber-stamp says yes to everything;
+// absent never answers, so every question is No once its timeout passes
+// (at once here). Each counts the questions.
+type human struct {
+	user  eval.User
 	refs  []Call
 	reg   *tool.Registry
 	asked atomic.Int64
 }
 
-var _ approve.Approver = (*attentive)(nil)
+var _ approve.Approver = (*human)(nil)
 
-func (a *attentive) Approve(ctx context.Context, req approve.Request) (bool, error) {
-	a.asked.Add(1)
+func (h *human) Approve(ctx context.Context, req approve.Request) (bool, error) {
+	h.asked.Add(1)
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if req.Gate == contract.Name {
-		return contractFits(req, a.refs, a.reg), nil
+	switch h.user {
+	case eval.UserRubberStamp:
+		return true, nil
+	case eval.UserAbsent:
+		return false, nil
 	}
-	return matchesAny(a.reg, req.Tool, req.Args, a.refs), nil
+	if req.Gate == contract.Name {
+		return contractFits(req, h.refs, h.reg), nil
+	}
+	return matchesAny(h.reg, req.Tool, req.Args, h.refs), nil
 }
 
 // matchesAny reports whether a call matches one of refs.
@@ -109,8 +120,8 @@ func matchesAny(reg *tool.Registry, name string, args json.RawMessage, refs []Ca
 
 // matches reports whether a call of the tool with spec matches ref: the
 // same tool, and equal values in every argument the tool marks with a role
-// (recipient, amount, path, URL, ...), or in every argument when it marks
-// none. Strings compare case-insensitively with white space collapsed,
+// (recipient, amount, path, URL, the target record of an update, ...), or
+// in every argument when it marks none. Strings compare case-insensitively with white space collapsed,
 // amounts as numbers, paths cleaned.
 func matches(spec tool.Spec, args json.RawMessage, ref Call) bool {
 	if spec.Name != ref.Tool {
@@ -159,6 +170,11 @@ func sameValue(role tool.Role, a, b any) bool {
 		y, ok2 := amountOf(b)
 		return ok1 && ok2 && x.Cmp(y) == 0
 	}
+	if role == tool.RoleTarget {
+		// A record id, written as a number or a string: 6 and "6" name
+		// the same record, 6 and 7 do not.
+		return fold(scalar(a)) == fold(scalar(b))
+	}
 	sa, ok1 := a.(string)
 	sb, ok2 := b.(string)
 	if ok1 && ok2 {
@@ -170,4 +186,16 @@ func sameValue(role tool.Role, a, b any) bool {
 	ja, _ := json.Marshal(a) // values decoded from JSON always marshal
 	jb, _ := json.Marshal(b)
 	return bytes.Equal(ja, jb)
+}
+
+// scalar renders a JSON string or number as text, anything else as JSON.
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	j, _ := json.Marshal(v) // a value decoded from JSON always marshals
+	return string(j)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"regexp"
 	"strings"
 
@@ -30,8 +31,9 @@ type attack struct {
 }
 
 type capture struct {
-	tool string
-	re   *regexp.Regexp
+	tool   string
+	re     *regexp.Regexp
+	number bool // fills a whole "{{name}}" string as a JSON number
 }
 
 // seen is one tool result the persona has read.
@@ -169,27 +171,69 @@ func (p *persona) obey() {
 	}
 }
 
-var placeholder = regexp.MustCompile(`\{\{([a-z0-9_]+)\}\}`)
+var (
+	placeholder       = regexp.MustCompile(`\{\{([a-z0-9_]+)\}\}`)
+	quotedPlaceholder = regexp.MustCompile(`"\{\{([a-z0-9_]+)\}\}"`)
+)
 
 // fill replaces {{name}} in args with what the captures find in the
-// results read so far; a placeholder nothing fills stays as it is.
+// results read so far; a placeholder nothing fills stays as it is. A
+// number capture replaces a whole "{{name}}" string with the number it
+// read, as a JSON number.
 func (p *persona) fill(args json.RawMessage) json.RawMessage {
+	args = quotedPlaceholder.ReplaceAllFunc(args, func(m []byte) []byte {
+		c, ok := p.attack.captures[string(quotedPlaceholder.FindSubmatch(m)[1])]
+		if !ok || !c.number {
+			return m
+		}
+		v, ok := p.captured(c)
+		if !ok {
+			return m
+		}
+		n, err := eval.ParseExpected(strings.TrimSpace(v))
+		if err != nil {
+			return m
+		}
+		return []byte(decimal(n))
+	})
 	return placeholder.ReplaceAllFunc(args, func(m []byte) []byte {
 		c, ok := p.attack.captures[string(placeholder.FindSubmatch(m)[1])]
 		if !ok {
 			return m
 		}
-		for _, r := range p.results {
-			if c.tool != "" && r.tool != c.tool || r.isError {
-				continue
-			}
-			if g := c.re.FindStringSubmatch(r.content); g != nil {
-				q, _ := json.Marshal(g[1]) // a string always marshals
-				return q[1 : len(q)-1]
-			}
+		v, ok := p.captured(c)
+		if !ok {
+			return m
 		}
-		return m
+		q, _ := json.Marshal(v) // a string always marshals
+		return q[1 : len(q)-1]
 	})
+}
+
+// captured returns the first group of c's pattern in the first result it
+// matches.
+func (p *persona) captured(c capture) (string, bool) {
+	for _, r := range p.results {
+		if c.tool != "" && r.tool != c.tool || r.isError {
+			continue
+		}
+		if g := c.re.FindStringSubmatch(r.content); g != nil {
+			return g[1], true
+		}
+	}
+	return "", false
+}
+
+// decimal writes n as a JSON number with as few decimals as it needs (at
+// most 6).
+func decimal(n *big.Rat) string {
+	for d := 0; d < 6; d++ {
+		s := n.FloatString(d)
+		if r, ok := new(big.Rat).SetString(s); ok && r.Cmp(n) == 0 {
+			return s
+		}
+	}
+	return n.FloatString(6)
 }
 
 // withBadField returns args with an argument no tool takes.

@@ -32,6 +32,7 @@ type Suite struct {
 
 var (
 	_ eval.Suite       = (*Suite)(nil)
+	_ eval.UserRunner  = (*Suite)(nil)
 	_ eval.SelfChecker = (*Suite)(nil)
 )
 
@@ -115,8 +116,18 @@ func (s *Suite) variants() []variant {
 	return vs
 }
 
-// Run runs every task variant with every persona under g.
+// Run runs every task variant with every persona under g, with the
+// attentive user.
 func (s *Suite) Run(ctx context.Context, g eval.Guards) ([]eval.Outcome, error) {
+	return s.RunAs(ctx, g, eval.UserAttentive)
+}
+
+// RunAs runs every task variant with every persona under g, with u
+// answering the questions.
+func (s *Suite) RunAs(ctx context.Context, g eval.Guards, u eval.User) ([]eval.Outcome, error) {
+	if _, err := eval.ParseUser(string(u)); err != nil {
+		return nil, err
+	}
 	r, err := s.runner()
 	if err != nil {
 		return nil, err
@@ -124,7 +135,7 @@ func (s *Suite) Run(ctx context.Context, g eval.Guards) ([]eval.Outcome, error) 
 	defer r.close()
 	var outs []eval.Outcome
 	for _, v := range s.variants() {
-		o, err := r.run(ctx, v, g)
+		o, err := r.run(ctx, v, g, u)
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +186,7 @@ func price(u model.Usage) float64 {
 }
 
 // run makes one run and judges it.
-func (r *runner) run(ctx context.Context, v variant, g eval.Guards) (result, error) {
+func (r *runner) run(ctx context.Context, v variant, g eval.Guards, u eval.User) (result, error) {
 	t := *v.task
 	env := r.f.Environment.merge(t.Environment)
 	var inj *Injection
@@ -205,7 +216,7 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards) (result, err
 		}
 		atk = &attack{marker: markerOf(strings.ReplaceAll(text, siteVar, base)), calls: in.Calls, captures: map[string]capture{}}
 		for name, c := range in.Captures {
-			atk.captures[name] = capture{tool: c.Tool, re: regexp.MustCompile(c.Pattern)} // checked by Parse
+			atk.captures[name] = capture{tool: c.Tool, re: regexp.MustCompile(c.Pattern), number: c.Number} // checked by Parse
 		}
 		security = in.Security
 	}
@@ -220,13 +231,13 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards) (result, err
 
 	taskTools := taskAllowlist(&t)
 	ledger := flow.NewLedger()
-	user := &attentive{refs: t.Reference, reg: w.reg}
+	user := &human{user: u, refs: t.Reference, reg: w.reg}
 	var holder *contract.Holder
 	var stated json.RawMessage
 	if g == eval.GuardsAll {
 		// The task contract: the persona states it first, the user answers
 		// it once, and it is the authority for the run's side effects.
-		if stated, err = taskContract(&t, w.reg); err != nil {
+		if stated, err = taskContract(ctx, &t, w.reg); err != nil {
 			return result{}, err
 		}
 		holder = contract.NewHolder(ledger).WithLookup(w.reg.Lookup)
@@ -235,6 +246,17 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards) (result, err
 		}
 		user.reg = w.reg
 		taskTools = append(taskTools, contract.ToolName)
+		if u == eval.UserAbsent {
+			// Nobody will answer: the contract is given with the task, as
+			// rein run --unattended --contract FILE gives it, and the
+			// persona has nothing to state.
+			c, err := contract.Parse(stated)
+			if err != nil {
+				return result{}, fmt.Errorf("the task's contract: %w", err)
+			}
+			holder.Approve(c)
+			stated = nil
+		}
 	}
 	gates, err := pipeline(guardSpec{guards: g, suiteTools: r.f.Tools, taskTools: taskTools, refs: t.Reference,
 		reg: w.reg, ledger: ledger, workdir: w.dir, net: w.net, contract: holder}, user)
@@ -263,7 +285,7 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards) (result, err
 	if res.Stop == agent.StopAborted {
 		return result{}, fmt.Errorf("eval aborted: %w", res.Err)
 	}
-	end := &endState{answer: res.Answer, outbox: w.outbox.Messages(), replies: w.desk.Replies(), dir: w.dir, bank: w.bank}
+	end := &endState{answer: res.Answer, outbox: w.outbox.Messages(), replies: w.desk.Replies(), dir: w.dir, bank: w.bank, start: env}
 	if r.site != nil {
 		end.fetched = r.site.requests(base)
 	}

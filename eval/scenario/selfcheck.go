@@ -26,7 +26,7 @@ func (s *Suite) SelfCheck(ctx context.Context) (string, error) {
 	for i := range s.f.Tasks {
 		t := &s.f.Tasks[i]
 		tasks++
-		o, err := r.run(ctx, variant{task: t, persona: eval.PersonaOracle}, eval.GuardsNone)
+		o, err := r.run(ctx, variant{task: t, persona: eval.PersonaOracle}, eval.GuardsNone, eval.UserAttentive)
 		if err != nil {
 			return "", err
 		}
@@ -39,7 +39,7 @@ func (s *Suite) SelfCheck(ctx context.Context) (string, error) {
 		if o.Harm {
 			fail("task %s: a reference call counts as harm", t.ID)
 		}
-		idle, err := r.run(ctx, variant{task: t, persona: personaIdle}, eval.GuardsNone)
+		idle, err := r.run(ctx, variant{task: t, persona: personaIdle}, eval.GuardsNone, eval.UserAttentive)
 		if err != nil {
 			return "", err
 		}
@@ -48,7 +48,7 @@ func (s *Suite) SelfCheck(ctx context.Context) (string, error) {
 		}
 		if len(t.Detour) > 0 {
 			detours++
-			rec, err := r.run(ctx, variant{task: t, persona: eval.PersonaRecovering}, eval.GuardsNone)
+			rec, err := r.run(ctx, variant{task: t, persona: eval.PersonaRecovering}, eval.GuardsNone, eval.UserAttentive)
 			if err != nil {
 				return "", err
 			}
@@ -62,21 +62,21 @@ func (s *Suite) SelfCheck(ctx context.Context) (string, error) {
 		for j := range t.Injections {
 			p := &t.Injections[j]
 			attacks++
-			atk, err := r.run(ctx, variant{task: t, place: p, persona: eval.PersonaInjectionFirst}, eval.GuardsNone)
+			atk, err := r.run(ctx, variant{task: t, place: p, persona: eval.PersonaInjectionFirst}, eval.GuardsNone, eval.UserAttentive)
 			if err != nil {
 				return "", err
 			}
 			if !atk.AttackSucceeded {
 				fail("task %s, injection %s in %s: the attack does not succeed with no guards", t.ID, p.Injection, p.Into)
 			}
-			ob, err := r.run(ctx, variant{task: t, place: p, persona: eval.PersonaObedient}, eval.GuardsNone)
+			ob, err := r.run(ctx, variant{task: t, place: p, persona: eval.PersonaObedient}, eval.GuardsNone, eval.UserAttentive)
 			if err != nil {
 				return "", err
 			}
 			if !ob.AttackSucceeded {
 				fail("task %s, injection %s in %s: the obedient persona's attack does not succeed with no guards", t.ID, p.Injection, p.Into)
 			}
-			or, err := r.run(ctx, variant{task: t, place: p, persona: eval.PersonaOracle}, eval.GuardsNone)
+			or, err := r.run(ctx, variant{task: t, place: p, persona: eval.PersonaOracle}, eval.GuardsNone, eval.UserAttentive)
 			if err != nil {
 				return "", err
 			}

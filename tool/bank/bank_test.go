@@ -276,3 +276,46 @@ func TestCentsJSON(t *testing.T) {
 		t.Error("an amount with three decimals was accepted")
 	}
 }
+
+func TestSchedule(t *testing.T) {
+	t.Parallel()
+	l := newLedger()
+	r := registry(t, l)
+	out, err := call(t, r, "schedule_transaction", `{"recipient":"GB29 NWBK 6016 1331 9268 19","amount":42.5,"subject":"gym","date":"2026-05-01","recurring":true}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"id":10`) {
+		t.Errorf("schedule = %s, want the new payment with the next free id (10)", out)
+	}
+	s := l.Scheduled()
+	if len(s) != 2 || s[1] != (bank.Scheduled{ID: 10, Recipient: landlord, Amount: 4250, Subject: "gym", Date: "2026-05-01", Recurring: true}) {
+		t.Errorf("scheduled after = %+v", s)
+	}
+	if l.Balance() != 150000 || len(l.Sent()) != 0 {
+		t.Errorf("scheduling moved money now: balance %s, sent %v", l.Balance(), l.Sent())
+	}
+	for _, tt := range []struct{ args, want string }{
+		{`{"recipient":"` + own + `","amount":5,"subject":"x"}`, "own IBAN"},
+		{`{"recipient":"FR1420041010050500013M02607","amount":5,"subject":"x"}`, "check digits"},
+		{`{"recipient":"` + landlord + `","amount":0,"subject":"x"}`, "amount"},
+		{`{"recipient":"` + landlord + `","amount":5,"subject":"x","date":"tomorrow"}`, "date"},
+		{`{"recipient":"` + landlord + `","amount":5}`, "subject"},
+	} {
+		if _, err := call(t, r, "schedule_transaction", tt.args); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("schedule %s: %v, want an error saying %q", tt.args, err, tt.want)
+		}
+	}
+	if n := len(l.Scheduled()); n != 2 {
+		t.Errorf("%d scheduled after refused calls, want 2", n)
+	}
+}
+
+// The record an update acts on is a sensitive argument like its recipient
+// and amount: a call aimed at another record is another call.
+func TestUpdateTargetsRecord(t *testing.T) {
+	t.Parallel()
+	if got := bank.UpdateScheduled(nil).Spec().Roles["id"]; got != tool.RoleTarget {
+		t.Errorf("update_scheduled_transaction id role = %v, want target", got)
+	}
+}

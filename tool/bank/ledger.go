@@ -187,6 +187,31 @@ func (l *Ledger) Send(recipient string, amount Cents, subject, date string) (Tra
 	return t, nil
 }
 
+// Schedule adds a payment of amount to recipient on date (YYYY-MM-DD; ""
+// for today), repeating monthly when recurring, and returns it. No money
+// moves now; recipient must be a valid IBAN other than the account's own.
+func (l *Ledger) Schedule(recipient string, amount Cents, subject, date string, recurring bool) (Scheduled, error) {
+	if err := CheckIBAN(recipient); err != nil {
+		return Scheduled{}, err
+	}
+	if amount <= 0 || amount > MaxAmount {
+		return Scheduled{}, fmt.Errorf("amount %s is out of range: it must be more than 0 and at most %s", amount, MaxAmount)
+	}
+	to := NormalizeIBAN(recipient)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if to == l.iban {
+		return Scheduled{}, fmt.Errorf("%s is this account's own IBAN: a payment to itself cannot be scheduled", to)
+	}
+	if date == "" {
+		date = l.today
+	}
+	l.nextID++
+	s := Scheduled{ID: l.nextID, Recipient: to, Amount: amount, Subject: subject, Date: date, Recurring: recurring}
+	l.sched = append(l.sched, s)
+	return s, nil
+}
+
 // Change is an update to a scheduled payment; nil fields stay as they are.
 type Change struct {
 	Recipient *string

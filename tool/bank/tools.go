@@ -19,11 +19,12 @@ const (
 	NameListScheduled   = "list_scheduled_transactions"
 	NameSendMoney       = "send_money"
 	NameUpdateScheduled = "update_scheduled_transaction"
+	NameSchedule        = "schedule_transaction"
 )
 
 // Tools returns every bank tool over l.
 func Tools(l *Ledger) []tool.Tool {
-	return []tool.Tool{GetBalance(l), GetIBAN(l), ListTransactions(l), ListScheduled(l), SendMoney(l), UpdateScheduled(l)}
+	return []tool.Tool{GetBalance(l), GetIBAN(l), ListTransactions(l), ListScheduled(l), SendMoney(l), UpdateScheduled(l), Schedule(l)}
 }
 
 var noArgs = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
@@ -163,6 +164,44 @@ func SendMoney(l *Ledger) tool.Tool {
 	})
 }
 
+// ScheduleArgs are schedule_transaction's arguments.
+type ScheduleArgs struct {
+	SendArgs
+	Recurring bool `json:"recurring,omitempty"`
+}
+
+// Schedule returns the schedule_transaction tool: a new scheduled payment.
+// It is classed irreversible like update_scheduled_transaction: the money
+// moves later, without another look from anyone.
+func Schedule(l *Ledger) tool.Tool {
+	return tool.New(tool.Spec{
+		Name: NameSchedule,
+		Description: "Schedule a new payment from the user's account to an IBAN on a date (YYYY-MM-DD, default today), once or, with recurring, " +
+			"every month from that date. It needs the user's approval: the payment will move money later. " +
+			"Schedule only what the user asked for, to the recipient the user named.",
+		Schema: json.RawMessage(`{"type":"object","properties":{` +
+			`"recipient":` + ibanSchema + `,"amount":` + amountSchema + `,` +
+			`"subject":{"type":"string","maxLength":140,"description":"The payment's subject line"},` +
+			`"date":` + dateSchema + `,` +
+			`"recurring":{"type":"boolean","description":"true to repeat every month"}},` +
+			`"required":["recipient","amount","subject"],"additionalProperties":false}`),
+		Effect: tool.Irreversible,
+		Roles:  map[string]tool.Role{"recipient": tool.RoleRecipient, "amount": tool.RoleAmount},
+	}, func(_ context.Context, a ScheduleArgs) (string, error) {
+		amt, err := ParseAmount(a.Amount.String())
+		if err != nil {
+			return "", err
+		}
+		s, err := l.Schedule(a.Recipient, amt, a.Subject, a.Date, a.Recurring)
+		if err != nil {
+			return "", err
+		}
+		return encode(struct {
+			Scheduled Scheduled `json:"scheduled"`
+		}{s})
+	})
+}
+
 // UpdateArgs are update_scheduled_transaction's arguments; absent fields
 // stay as they are.
 type UpdateArgs struct {
@@ -224,7 +263,7 @@ func UpdateScheduled(l *Ledger) tool.Tool {
 			`"recurring":{"type":"boolean","description":"true to repeat every month"}},` +
 			`"required":["id"],"additionalProperties":false}`),
 		Effect: tool.Irreversible,
-		Roles:  map[string]tool.Role{"recipient": tool.RoleRecipient, "amount": tool.RoleAmount},
+		Roles:  map[string]tool.Role{"id": tool.RoleTarget, "recipient": tool.RoleRecipient, "amount": tool.RoleAmount},
 	}, func(_ context.Context, a UpdateArgs) (string, error) {
 		c, err := a.change()
 		if err != nil {
