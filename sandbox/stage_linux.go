@@ -217,3 +217,54 @@ func (o *overlayRule) add(ruleset int) error {
 	}
 	return fmt.Errorf("staging: a Landlock rule for the overlay: %w", err)
 }
+
+// StageStatus says whether the landlock executor can stage commands'
+// writes here (Landlock.Stage): Landlock works and the kernel has
+// overlayfs. StageProbe checks it for real.
+func StageStatus() error {
+	if _, err := LandlockStatus(); err != nil {
+		return err
+	}
+	if !overlayFS() {
+		return fmt.Errorf("%w: this kernel has no overlayfs", ErrUnsupported)
+	}
+	return nil
+}
+
+// StageProbe runs one staged command in a temporary work dir with the
+// helper (empty: this program) and checks that its write was staged and
+// not applied.
+func StageProbe(ctx context.Context, helper string) error {
+	if err := StageStatus(); err != nil {
+		return err
+	}
+	parent, err := os.MkdirTemp("", "rein-stage-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(parent)
+	work := filepath.Join(parent, "work")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return err
+	}
+	l := &Landlock{Helper: helper, WorkDir: work, Stage: true}
+	defer l.Close()
+	res, err := l.Exec(ctx, Cmd{Script: "echo staged > probe", Dir: work, Timeout: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	if err := l.StageErr(); err != nil {
+		return err
+	}
+	if res.Staged == nil || res.ExitCode != 0 {
+		return fmt.Errorf("the probe's write was not staged (exit %d: %s)", res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	defer res.Staged.Discard()
+	if _, err := os.Lstat(filepath.Join(work, "probe")); err == nil {
+		return errors.New("the probe's write went straight to the work dir")
+	}
+	if len(res.Staged.Changes) != 1 || res.Staged.Changes[0].Path != "probe" || res.Staged.Changes[0].Kind != Created {
+		return fmt.Errorf("the probe's staged writes are %v, not one created file", res.Staged.Changes)
+	}
+	return nil
+}
