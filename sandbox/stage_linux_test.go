@@ -5,6 +5,7 @@ package sandbox_test
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -135,4 +136,108 @@ func TestStagedDiscard(t *testing.T) {
 		return nil
 	})
 	_ = n
+}
+
+// TestStagedBuildAndCommit: go build of a small module and git commit
+// work inside a staged command, and their results are applied.
+func TestStagedBuildAndCommit(t *testing.T) {
+	l, work := newStaged(t)
+	env := sandbox.MinimalEnv()
+	for _, tool := range []string{"git", "go"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skipf("%s not found: %v", tool, err)
+		}
+		env = append(env, "PATH="+filepath.Dir(p)+":/usr/bin:/bin")
+	}
+	write(t, filepath.Join(work, "go.mod"), "module example.com/m\n\ngo 1.21\n")
+	write(t, filepath.Join(work, "main.go"), "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"built\") }\n")
+	env = append(env, "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	run := func(script string) sandbox.Result {
+		t.Helper()
+		res, err := l.Exec(t.Context(), sandbox.Cmd{Script: script, Dir: work, Env: env, Timeout: 600 * time.Second})
+		if err != nil {
+			t.Fatalf("Exec %q: %v", script, err)
+		}
+		if res.ExitCode != 0 {
+			t.Fatalf("%q: exit %d\nstdout %s\nstderr %s", script, res.ExitCode, res.Stdout, res.Stderr)
+		}
+		if _, err := res.Staged.Apply(nil, nil); err != nil {
+			t.Fatalf("Apply after %q: %v", script, err)
+		}
+		return res
+	}
+	run(`git init -q . && git add go.mod main.go && git commit -qm first`)
+	res := run(`git log --format=%s && git status --porcelain`)
+	if !strings.HasPrefix(res.Stdout, "first\n") {
+		t.Errorf("git log after the commit: %q", res.Stdout)
+	}
+	out, err := exec.Command("git", "-C", work, "log", "--format=%s").Output()
+	if err != nil || string(out) != "first\n" {
+		t.Errorf("git log in the work dir, outside the sandbox: %q, %v", out, err)
+	}
+	// A cold build cache (the sandbox's private HOME) compiles the
+	// runtime: minutes on a loaded machine.
+	if testing.Short() {
+		t.Skip("go build with a cold cache is slow: skipped with -short")
+	}
+	run(`go build -o app . && ./app`)
+	if _, err := os.Stat(filepath.Join(work, "app")); err != nil {
+		t.Fatalf("the built binary was not applied: %v", err)
+	}
+}
+
+// BenchmarkStage measures what staging adds to a command: `true`, and a
+// command writing one file, each staged (overlay mount, the command,
+// unmount, reading the upper dir, applying) and not, interleaved in one
+// loop; it reports each one's mean and the ratios.
+func BenchmarkStage(b *testing.B) {
+	plain, pw := newLandlock(b, &sandbox.Landlock{})
+	staged, sw := newLandlock(b, &sandbox.Landlock{Stage: true})
+	ctx := b.Context()
+	if _, err := staged.Exec(ctx, sandbox.Cmd{Script: "true", Dir: sw}); err != nil {
+		b.Fatal(err)
+	}
+	testenv.Need(b, "overlay", staged.StageErr())
+	if _, err := plain.Exec(ctx, sandbox.Cmd{Script: "true", Dir: pw}); err != nil {
+		b.Fatal(err)
+	}
+	type variant struct {
+		name string
+		ex   *sandbox.Landlock
+		dir  string
+		cmd  string
+		sum  time.Duration
+	}
+	vs := []*variant{
+		{name: "true", ex: plain, dir: pw, cmd: "true"},
+		{name: "true-staged", ex: staged, dir: sw, cmd: "true"},
+		{name: "write", ex: plain, dir: pw, cmd: "echo x > f"},
+		{name: "write-staged", ex: staged, dir: sw, cmd: "echo x > f"},
+	}
+	n := 0
+	for b.Loop() {
+		n++
+		for _, v := range vs {
+			start := time.Now()
+			res, err := v.ex.Exec(ctx, sandbox.Cmd{Script: v.cmd, Dir: v.dir})
+			if err != nil || res.ExitCode != 0 {
+				b.Fatalf("%s: %v %s", v.name, err, res.Stderr)
+			}
+			if res.Staged != nil {
+				if _, err := res.Staged.Apply(nil, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			v.sum += time.Since(start)
+		}
+	}
+	ms := func(v *variant) float64 { return float64(v.sum.Microseconds()) / 1000 / float64(n) }
+	for _, v := range vs {
+		b.ReportMetric(ms(v), v.name+"-ms/op")
+	}
+	b.ReportMetric(ms(vs[1])/ms(vs[0]), "true-staged/true")
+	b.ReportMetric(ms(vs[3])/ms(vs[2]), "write-staged/write")
+	b.ReportMetric(ms(vs[1])-ms(vs[0]), "true-added-ms")
+	b.ReportMetric(ms(vs[3])-ms(vs[2]), "write-added-ms")
 }

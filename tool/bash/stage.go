@@ -178,9 +178,8 @@ func summarize(created, modified, deleted int, git bool) string {
 	if len(parts) == 0 {
 		parts = []string{"only directories changed"}
 	} else {
-		n := created + modified + deleted
 		word := "files"
-		if n == 1 {
+		if strings.HasPrefix(parts[0], "1 ") {
 			word = "file"
 		}
 		parts[0] = strings.Replace(parts[0], " ", " "+word+" ", 1)
@@ -229,23 +228,18 @@ func freshGitDirs(st *sandbox.Staged) map[string]bool {
 	return fresh
 }
 
-// protectedStaged reports whether c touches a protected path: one of the
-// list, or a part of a .git directory that makes git run code (unless the
-// command made the repository and left in it only what git init writes).
+// protectedStaged reports whether c touches a protected path. Inside a
+// .git directory only the parts that make git run code count (hooks,
+// config, info, modules: gitCode, as the watch and the sandbox's masks
+// have it), unless the command made the repository itself and left in
+// them only what git init writes; the rest (objects, refs, the index) is
+// git's own work, which commits change. Elsewhere the protect list decides.
 func (r *runner) protectedStaged(c sandbox.Change, fresh map[string]bool, upper string) bool {
 	rel := filepath.ToSlash(c.Path)
-	if _, ok := r.watch.list.Match(c.Path); ok {
-		if i := gitElem(rel); i >= 0 {
-			repo := strings.Join(strings.Split(rel, "/")[:i+1], "/")
-			if fresh[repo] && c.Kind == sandbox.Created {
-				return !harmlessIn(upper, repo, rel)
-			}
-		}
-		return true
-	}
 	i := gitElem(rel)
 	if i < 0 {
-		return false
+		_, ok := r.watch.list.Match(c.Path)
+		return ok
 	}
 	elems := strings.Split(rel, "/")
 	if i+1 >= len(elems) || !slices.Contains(gitCode, elems[i+1]) {
