@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -44,7 +45,8 @@ type landlockState struct {
 	stage     bool // asked for
 	stageRoot string
 	stageErr  error
-	stageMu   sync.Mutex // held for a staged command's life
+	stageMu   sync.Mutex  // held for a staged command's life
+	stageOff  atomic.Bool // the stager could not mount: run unstaged
 }
 
 // systemDirs are readable and executable inside the sandbox, where they
@@ -93,7 +95,7 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 		argv: []string{shellOr(l.Shell), "-c", c.Script},
 		env:  landlockInside(st.tmp).forInside(c.Env),
 	}
-	if st.stageRoot != "" {
+	if st.stageRoot != "" && !st.stageOff.Load() {
 		return l.execStaged(ctx, c, st, req, cg)
 	}
 	for retried := false; ; retried = true {

@@ -128,7 +128,16 @@ func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req
 			if !z.alive() && !retried {
 				continue
 			}
-			return Result{}, fmt.Errorf("%w: staging the command's writes: %w", ErrStart, err)
+			if ctx.Err() != nil {
+				return Result{}, aborted(ctx)
+			}
+			// No overlay here after all (a kernel or user namespace that
+			// refuses it): this executor runs its commands unstaged, as
+			// without Stage, and StageErr says why.
+			st.stageFailed(fmt.Errorf("mounting the overlay: %w", err))
+			res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace), cg)
+			cg.noteOOM(&res)
+			return res, err
 		}
 		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace), cg)
 		cg.noteOOM(&res)
@@ -163,6 +172,14 @@ func removeStageDir(dir string) {
 		return nil
 	})
 	_ = os.RemoveAll(dir)
+}
+
+// stageFailed turns staging off for the executor's life.
+func (st *landlockState) stageFailed(why error) {
+	st.stageOff.Store(true)
+	st.zmu.Lock()
+	st.stageErr = why
+	st.zmu.Unlock()
 }
 
 func (st *landlockState) releaseStage() {

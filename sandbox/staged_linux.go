@@ -41,5 +41,7 @@ func (l *Landlock) StageErr() error {
 	if l.state == nil {
 		return nil
 	}
+	l.state.zmu.Lock()
+	defer l.state.zmu.Unlock()
 	return l.state.stageErr
 }
