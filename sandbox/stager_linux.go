@@ -194,6 +194,12 @@ func startStager(fd int, work, root string, cfg helperConfig) error {
 	}
 	sock := os.NewFile(uintptr(fd), "stager")
 	defer sock.Close()
+	if os.Geteuid() != 0 {
+		// An ambient capability must be inheritable first.
+		if err := inheritSysAdmin(); err != nil {
+			return fmt.Errorf("starting the stager: %w", err)
+		}
+	}
 	cmd := &exec.Cmd{
 		Path:       self,
 		Args:       args,
@@ -217,4 +223,19 @@ func ambientSysAdmin() []uintptr {
 		return nil
 	}
 	return []uintptr{unix.CAP_SYS_ADMIN}
+}
+
+// inheritSysAdmin adds CAP_SYS_ADMIN to the calling thread's inheritable
+// set (it is in the permitted one in the helper's user namespace).
+func inheritSysAdmin() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	data[unix.CAP_SYS_ADMIN/32].Inheritable |= 1 << (unix.CAP_SYS_ADMIN % 32)
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	return nil
 }
