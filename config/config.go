@@ -64,6 +64,10 @@ type Sandbox struct {
 	// Memory bounds each command's memory ("2GiB", "512MiB", "none");
 	// empty means the backend's default (2 GiB for landlock).
 	Memory string `toml:"memory" json:"memory,omitempty"`
+	// StageAskAbove is how many files one command may change or delete
+	// (its writes are staged, then applied) before rein asks; 0 means 20.
+	// A later file may only lower it.
+	StageAskAbove int `toml:"stage_ask_above" json:"stage_ask_above,omitempty"`
 }
 
 // Permissions are the permission mode and the user's rules.
@@ -490,6 +494,20 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 	case k == "sandbox.backend":
 		if next.Sandbox.Backend != prev.Sandbox.Backend && (next.Sandbox.Backend == "none" || prev.Sandbox.Backend == "none" || next.Sandbox.Backend == "auto") {
 			return fmt.Errorf("sandbox.backend %q may weaken the sandbox", next.Sandbox.Backend)
+		}
+		return nil
+	case k == "sandbox.stage_ask_above":
+		eff := func(n int) int {
+			if n == 0 {
+				return 20
+			}
+			if n < 0 {
+				return math.MaxInt
+			}
+			return n
+		}
+		if eff(next.Sandbox.StageAskAbove) > eff(prev.Sandbox.StageAskAbove) {
+			return fmt.Errorf("sandbox.stage_ask_above %d lets more files change before rein asks", next.Sandbox.StageAskAbove)
 		}
 		return nil
 	case k == "sandbox.image" || k == "sandbox.runtime":

@@ -275,7 +275,7 @@ func TestKeys(t *testing.T) {
 		"limits.max_steps", "limits.max_tool_calls", "limits.max_tokens", "limits.max_cost_usd", "limits.timeout",
 		"tools.allow", "tools.read_lines", "tools.limits",
 		"permissions.mode", "permissions.rules", "permissions.unattended", "network.allow",
-		"sandbox.backend", "sandbox.image", "sandbox.runtime", "sandbox.memory",
+		"sandbox.backend", "sandbox.image", "sandbox.runtime", "sandbox.memory", "sandbox.stage_ask_above",
 		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "mcp.servers", "model.default", "prices",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {
@@ -290,7 +290,7 @@ func TestKeys(t *testing.T) {
 		"permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "git push" }]`, "permissions.unattended": "true",
 		"network.allow":   `["intranet.example:8080"]`,
 		"sandbox.backend": `"landlock"`, "sandbox.image": `"img"`, "sandbox.runtime": `"podman"`,
-		"sandbox.memory": `"1GiB"`, "flow.on_hit": `"deny"`, "protect.paths": `["deploy/"]`,
+		"sandbox.memory": `"1GiB"`, "sandbox.stage_ask_above": "5", "flow.on_hit": `"deny"`, "protect.paths": `["deploy/"]`,
 		"mcp.servers": `{ srv = { command = "srv" } }`,
 		"prices":      "{}", "model.default": `"scripted:x.json"`,
 	}

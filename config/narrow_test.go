@@ -156,7 +156,7 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		"limits.timeout": `"30m"`, "tools.allow": `["read_file"]`, "tools.read_lines": "2000", "tools.limits": "{ send_email = 1 }",
 		"permissions.mode": `"default"`, "permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "rm" }]`, "permissions.unattended": "true",
 		"network.allow": `[]`, "sandbox.backend": `"auto"`, "sandbox.image": `""`, "sandbox.runtime": `""`,
-		"sandbox.memory": `"2GiB"`, "audit.dir": `""`, "audit.durability": `"fsync"`, "flow.on_hit": `"ask"`, "protect.paths": `["x/"]`, "prices": "{}",
+		"sandbox.memory": `"2GiB"`, "sandbox.stage_ask_above": "5", "audit.dir": `""`, "audit.durability": `"fsync"`, "flow.on_hit": `"ask"`, "protect.paths": `["x/"]`, "prices": "{}",
 		"mcp.servers": "{}", "model.default": `"openai:gpt-4o-mini"`,
 	}
 	for _, k := range config.Keys() {
@@ -168,6 +168,15 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		_, err := config.Load(project(t, k+" = "+v+"\n"))
 		if err != nil && strings.Contains(err.Error(), "has no rule") {
 			t.Errorf("%s: %v", k, err)
+		}
+	}
+	// A project may lower the staging threshold, not raise or lift it.
+	if _, err := config.Load(project(t, "[sandbox]\nstage_ask_above = 5\n")); err != nil {
+		t.Errorf("lowering sandbox.stage_ask_above: %v", err)
+	}
+	for _, v := range []string{"50", "-1"} {
+		if _, err := config.Load(project(t, "[sandbox]\nstage_ask_above = "+v+"\n")); err == nil {
+			t.Errorf("a project raised sandbox.stage_ask_above to %s", v)
 		}
 	}
 	// A project may lower the memory limit, not raise or lift it.

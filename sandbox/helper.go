@@ -54,7 +54,12 @@ type helperConfig struct {
 	// keepFDs stay open across the exec (the zygote's control socket and
 	// ruleset); every other descriptor above stderr is closed.
 	keepFDs []int
-	argv    []string
+	// stageFD is a socket to rein on which the helper starts the stager
+	// (see stagerMain) before it confines itself, for the work dir
+	// stageWork with per-command dirs under stageRoot; -1: none.
+	stageFD              int
+	stageWork, stageRoot string
+	argv                 []string
 }
 
 // Status bytes the helper writes on its status pipe: statusReady once
@@ -82,7 +87,7 @@ const (
 //	-keep-fd N                 a descriptor the program keeps (repeatable)
 //	-- PROGRAM ARG...          what to exec; PROGRAM is absolute
 func parseHelperArgs(args []string) (helperConfig, error) {
-	cfg := helperConfig{statusFD: -1, netnsFD: -1, rulesetFD: -1}
+	cfg := helperConfig{statusFD: -1, netnsFD: -1, rulesetFD: -1, stageFD: -1}
 	fs := flag.NewFlagSet(HelperArg, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	for _, k := range grantKinds {
@@ -116,6 +121,9 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fs.Int64Var(&cfg.nproc, "nproc", 0, "RLIMIT_NPROC")
 	fs.Int64Var(&cfg.fsize, "fsize", 0, "RLIMIT_FSIZE")
 	fs.IntVar(&cfg.statusFD, "status-fd", -1, "status pipe")
+	fs.IntVar(&cfg.stageFD, "stage-fd", -1, "socket for the stager")
+	fs.StringVar(&cfg.stageWork, "stage-work", "", "work dir the stager mounts over")
+	fs.StringVar(&cfg.stageRoot, "stage-root", "", "where the stager's upper dirs are")
 	fs.Func("keep-fd", "a descriptor the program keeps", func(v string) error {
 		fd, err := strconv.Atoi(v)
 		if err != nil || fd < 3 {
@@ -141,8 +149,10 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 		return cfg, fmt.Errorf("memory cgroup %q is not absolute and clean", cfg.memcg)
 	case cfg.nproc < 0 || cfg.fsize < 0:
 		return cfg, errors.New("negative limit")
-	case !validFDs(append([]int{cfg.statusFD, cfg.netnsFD, cfg.rulesetFD}, cfg.keepFDs...)...):
-		return cfg, fmt.Errorf("descriptors %d, %d, %d, %v: each must be -1 or above stderr, and distinct", cfg.statusFD, cfg.netnsFD, cfg.rulesetFD, cfg.keepFDs)
+	case !validFDs(append([]int{cfg.statusFD, cfg.netnsFD, cfg.rulesetFD, cfg.stageFD}, cfg.keepFDs...)...):
+		return cfg, fmt.Errorf("descriptors %d, %d, %d, %d, %v: each must be -1 or above stderr, and distinct", cfg.statusFD, cfg.netnsFD, cfg.rulesetFD, cfg.stageFD, cfg.keepFDs)
+	case cfg.stageFD >= 0 && (!filepath.IsAbs(cfg.stageWork) || !filepath.IsAbs(cfg.stageRoot)):
+		return cfg, errors.New("-stage-fd without an absolute -stage-work and -stage-root")
 	case cfg.rulesetFD >= 0 && len(cfg.grants) > 0:
 		return cfg, errors.New("both a ruleset and grants")
 	case len(cfg.argv) == 0:
@@ -217,6 +227,9 @@ func helperArgs(cfg helperConfig) []string {
 	}
 	if cfg.rulesetFD > 0 {
 		a = append(a, "-ruleset-fd", strconv.Itoa(cfg.rulesetFD))
+	}
+	if cfg.stageFD > 0 {
+		a = append(a, "-stage-fd", strconv.Itoa(cfg.stageFD), "-stage-work", cfg.stageWork, "-stage-root", cfg.stageRoot)
 	}
 	for _, fd := range cfg.keepFDs {
 		a = append(a, "-keep-fd", strconv.Itoa(fd))

@@ -49,6 +49,9 @@ func HelperMain(args []string) int {
 	if len(args) > 0 && args[0] == reaperArg {
 		return reaperMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == stagerArg {
+		return stagerMain(args[1:])
+	}
 	runtime.LockOSThread() // never unlocked: the restrictions are this thread's
 	cfg, err := parseHelperArgs(args)
 	if err != nil {
@@ -151,6 +154,15 @@ func confine(cfg helperConfig) (int, error) {
 		return 0, err
 	} else if id == cfg.netns {
 		return 0, errors.New("still in rein's network namespace: the helper must be started with CLONE_NEWNET")
+	}
+	if cfg.stageFD >= 0 {
+		// Before any restriction: the stager mounts for rein from outside
+		// the domain (see stagerMain).
+		// Without a stager rein's first mount request fails, and the
+		// executor runs its commands unstaged (StageErr says why).
+		if err := startStager(cfg.stageFD, cfg.stageWork, cfg.stageRoot, cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "rein sandbox: %v: commands run unstaged\n", err)
+		}
 	}
 	abi := landlockABI()
 	if abi < MinLandlockABI {

@@ -166,6 +166,13 @@ type Landlock struct {
 	// DefaultRestarts. Past it, or when a restart fails, Exec returns
 	// ErrExecutorDead: the sandbox cannot run commands any more.
 	Restarts int
+	// Stage runs each command with the work dir under an overlay, so that
+	// its writes reach the work dir only when the caller applies them
+	// (Result.Staged; see Staged). Staged commands of one executor run
+	// one at a time. Where no overlay can be mounted (no overlayfs, a work
+	// dir path overlayfs cannot name), commands run unstaged, as without
+	// Stage, and StageErr says why. Not with PerCommand.
+	Stage bool
 
 	mu       sync.Mutex
 	state    *landlockState // set up at the first Exec

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -38,6 +39,14 @@ type landlockState struct {
 	zyg      *zygote    // nil until the first command, or after Close
 	restarts int        // zygotes started to replace a dead one
 	dead     error      // set once the executor gave up: ErrExecutorDead
+
+	// stageRoot holds the staged commands' upper dirs, "" when commands
+	// are not staged (Landlock.Stage off, or no overlay here: stageErr).
+	stage     bool // asked for
+	stageRoot string
+	stageErr  error
+	stageMu   sync.Mutex  // held for a staged command's life
+	stageOff  atomic.Bool // the stager could not mount: run unstaged
 }
 
 // systemDirs are readable and executable inside the sandbox, where they
@@ -85,6 +94,9 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 		dir:  c.Dir,
 		argv: []string{shellOr(l.Shell), "-c", c.Script},
 		env:  landlockInside(st.tmp).forInside(c.Env),
+	}
+	if st.stageRoot != "" && !st.stageOff.Load() {
+		return l.execStaged(ctx, c, st, req, cg)
 	}
 	for retried := false; ; retried = true {
 		z, err := st.zygoteFor(ctx, l)
@@ -281,6 +293,7 @@ func (l *Landlock) newState() (*landlockState, error) {
 	}
 	home, _ := os.UserHomeDir()
 	st.masks = findMasks(work, home)
+	st.stage = l.Stage && !l.PerCommand
 	if err := st.build(os.Geteuid() == 0); err != nil {
 		_ = st.release()
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
@@ -326,7 +339,16 @@ func (st *landlockState) build(root bool) error {
 		return err
 	}
 	st.ruleset = os.NewFile(uintptr(fd), "landlock-ruleset")
-	if fd, err = newRuleset(append(grants, grant{grantRX, st.helper})); err != nil {
+	zgrants := append(grants, grant{grantRX, st.helper})
+	if st.stage {
+		if st.stageErr = st.initStage(); st.stageErr == nil {
+			// The zygote's domain must let its commands use each new
+			// overlay, whose root no rule can name in advance: it grants
+			// the work dir's parent (see overlayRule).
+			zgrants = append(zgrants, grant{grantRW, filepath.Dir(st.workDir)})
+		}
+	}
+	if fd, err = newRuleset(zgrants); err != nil {
 		return err
 	}
 	st.zygoteRuleset = os.NewFile(uintptr(fd), "landlock-zygote-ruleset")
@@ -351,6 +373,7 @@ func (st *landlockState) release() error {
 		_ = st.ruleset.Close()
 	}
 	_ = removeMaskSource(st.maskDir)
+	st.releaseStage()
 	if st.tmp == "" {
 		return nil
 	}

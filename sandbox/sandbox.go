@@ -76,6 +76,10 @@ type Result struct {
 	MemoryLimit int64
 	// Duration is the time from start to the shell's end.
 	Duration time.Duration
+	// Staged holds the command's writes when the backend staged them
+	// (Landlock.Stage): they are not in the work dir until the caller
+	// applies them. Nil when the backend wrote through.
+	Staged *Staged
 }
 
 // Cut reports whether any output was cut to fit the cap.

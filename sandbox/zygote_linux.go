@@ -44,6 +44,10 @@ type zygote struct {
 
 	stderr  *CapWriter    // what the zygote wrote on stderr; read after errDone
 	errDone chan struct{} // closed when its stderr is at EOF
+
+	// stage is rein's end of the stager's socket (see stagerMain), nil
+	// when the executor does not stage; closed with the zygote.
+	stage *stagerConn
 }
 
 // zreply is what the zygote answered about a command.
@@ -133,6 +137,18 @@ func (st *landlockState) startZygote(ctx context.Context, l *Landlock) (*zygote,
 		cfg.netnsFD = 7
 		files = append(files, st.netnsF)
 	}
+	if st.stageRoot != "" {
+		sc, stagerEnd, err := newStagerConn()
+		if err != nil {
+			z.conn.Close()
+			return nil, fmt.Errorf("%w: %w", ErrStart, err)
+		}
+		defer stagerEnd.Close()
+		z.stage = sc
+		cfg.stageFD, cfg.stageWork, cfg.stageRoot = 3+len(files), st.workDir, st.stageRoot
+		files = append(files, stagerEnd)
+		cfg.argv = append(cfg.argv, "-stage-work", st.workDir)
+	}
 	if z.home != nil {
 		cfg.cgroup = z.home.dir
 		if z.home.mem != z.home.dir {
@@ -156,6 +172,9 @@ func (st *landlockState) startZygote(ctx context.Context, l *Landlock) (*zygote,
 	go z.own(cmd, started)
 	if err := <-started; err != nil {
 		z.conn.Close()
+		if z.stage != nil {
+			z.stage.close()
+		}
 		if z.home != nil {
 			z.home.remove()
 		}
@@ -253,6 +272,9 @@ func (z *zygote) fail(why error) {
 		z.why = why
 		close(z.dead)
 		z.conn.Close()
+		if z.stage != nil {
+			z.stage.close()
+		}
 	})
 }
 

@@ -55,6 +55,7 @@ func zygoteMain(args []string) int {
 	control := fs.Int("control-fd", -1, "the control socket")
 	ruleset := fs.Int("ruleset-fd", -1, "the commands' Landlock ruleset")
 	netns := fs.String("netns", "", "rein's network namespace")
+	stageWork := fs.String("stage-work", "", "the work dir, when commands are staged")
 	if err := fs.Parse(args); err != nil {
 		return helperFail(nil, 126, fmt.Errorf("zygote arguments: %w", err))
 	}
@@ -85,6 +86,9 @@ func zygoteMain(args []string) int {
 		return helperFail(nil, 126, errors.New("zygote control descriptor is not a unix socket"))
 	}
 	s := &zygoteServer{conn: conn, ruleset: *ruleset, cmds: map[uint64]*zchild{}, jobs: make(chan zjob)}
+	if *stageWork != "" {
+		s.overlay = &overlayRule{work: *stageWork}
+	}
 	// rein's death signal: the zygote outlives rein only long enough to
 	// kill what the commands started.
 	term := make(chan os.Signal, 1)
@@ -166,6 +170,7 @@ type zygoteServer struct {
 	cmds    map[uint64]*zchild // running commands by id
 	wg      sync.WaitGroup     // the commands' goroutines
 	jobs    chan zjob          // to the spare worker
+	overlay *overlayRule       // when commands are staged
 }
 
 // zjob is a command for a worker.
@@ -361,6 +366,11 @@ func (s *zygoteServer) run(id uint64, req runRequest, std [runFDs]int) {
 // domain between its fork and its exec (see forkConfined), so no thread of
 // the zygote ever shares a domain with a command.
 func (s *zygoteServer) start(req runRequest, std [runFDs]int) (int, error) {
+	if s.overlay != nil {
+		if err := s.overlay.add(s.ruleset); err != nil {
+			return 0, err
+		}
+	}
 	pid, err := startConfined(req.argv[0], req.argv, req.env, req.dir, [3]int{std[0], std[1], std[2]}, s.ruleset)
 	if err != nil {
 		return 0, fmt.Errorf("sandbox: starting %s in %s: %w", req.argv[0], req.dir, err)

@@ -204,10 +204,17 @@ type Sandbox struct {
 	// dies. Empty: no reaper; the command's process group is killed, and
 	// a process that left its group can outlive the session.
 	Helper string
+	// NoStage runs landlock commands unstaged (their writes are not
+	// judged after the fact nor saved for rollback); StageAskAbove is how
+	// many files one command may change or delete before rein asks (0:
+	// 20). See bash.Staging.
+	NoStage       bool
+	StageAskAbove int
 }
 
 func (s Sandbox) harness() harness.Sandbox {
-	return harness.Sandbox{Backend: s.Backend, Image: s.Image, Runtime: s.Runtime, Memory: s.Memory, Helper: s.Helper}
+	return harness.Sandbox{Backend: s.Backend, Image: s.Image, Runtime: s.Runtime, Memory: s.Memory, Helper: s.Helper,
+		NoStage: s.NoStage, StageAskAbove: s.StageAskAbove}
 }
 
 // Session is one guarded session, ready to run once.

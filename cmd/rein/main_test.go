@@ -102,6 +102,12 @@ func condition(cond string) (bool, error) {
 			return false, fmt.Errorf("chromium is required here (REIN_REQUIRE=%s) but unavailable: %w", os.Getenv("REIN_REQUIRE"), err)
 		}
 		return err == nil, nil
+	case "stage":
+		err := sandbox.StageStatus()
+		if err != nil && testenv.Required("overlay") {
+			return false, fmt.Errorf("overlay is required here (REIN_REQUIRE=%s) but unavailable: %w", os.Getenv("REIN_REQUIRE"), err)
+		}
+		return err == nil, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }

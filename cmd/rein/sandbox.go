@@ -97,6 +97,11 @@ func (c *sandboxDoctorCmd) Run(ctx context.Context, e env) error {
 	} else {
 		working++
 		fmt.Fprintf(e.stdout, "landlock  yes  Landlock ABI %d, seccomp, network namespace (the default)\n", abi)
+		if err := sandbox.StageProbe(ctx, reinBinary()); err != nil {
+			fmt.Fprintf(e.stdout, "staging   no   %v: commands' writes go straight to the work dir, beyond rollback\n", termsafe.Line(err.Error()))
+		} else {
+			fmt.Fprintln(e.stdout, "staging   yes  overlayfs: each command's writes are judged, saved for rollback, then applied")
+		}
 	}
 	if err := docker.Available(ctx, c.Runtime); err != nil {
 		fmt.Fprintf(e.stdout, "%-9s no   %v\n", termsafe.Line(c.Runtime), termsafe.Line(err.Error()))

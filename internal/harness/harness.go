@@ -173,6 +173,11 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if spec.Announce != nil && backend != "" {
 		spec.Announce(backend)
 	}
+	snaps, err := openSnapshots(spec, id, workdir)
+	if err != nil {
+		return nil, err
+	}
+	defer snaps.close()
 	net := &netguard.Policy{Allow: spec.NetAllow}
 	if spec.Policy.Contract != nil {
 		// The model states the task's contract with this tool; it is
@@ -182,7 +187,8 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	}
 	env := Env{Root: root, WorkDir: workdir, ReadLines: spec.ReadLines, Outbox: &mail.Outbox{}, Plan: plan.New(),
 		Asker: spec.Asker, Net: net, Exec: exec, Redact: redact, Extra: spec.Tools,
-		Protected: spec.Policy.Protected, Quarantine: quarantineDir(spec, id)}
+		Protected: spec.Policy.Protected, Quarantine: quarantineDir(spec, id),
+		Staging: staging(spec, snaps)}
 	reg, err := Tools(env)
 	if err != nil {
 		return nil, err
@@ -237,11 +243,6 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if spec.Observe != nil {
 		opts = append(opts, audit.WithObserver(spec.Observe))
 	}
-	snaps, err := openSnapshots(spec, id, workdir)
-	if err != nil {
-		return nil, err
-	}
-	defer snaps.close()
 	var log *audit.Writer
 	if spec.Resume != nil {
 		log = spec.Resume.Log

@@ -31,6 +31,14 @@ type Sandbox struct {
 	// everything it started when it ends or rein dies. Empty: no reaper
 	// (a process group kill only).
 	Helper string
+	// NoStage runs landlock commands unstaged: their writes go straight
+	// to the work dir, beyond rollback's reach. By default each command's
+	// writes are staged in an overlay, judged, saved for rollback and
+	// then applied (sandbox.Landlock.Stage, bash.Staging).
+	NoStage bool
+	// StageAskAbove is bash.Staging.AskAbove: how many files one command
+	// may change or delete before rein asks; 0 means the default.
+	StageAskAbove int
 }
 
 // unavailable is the executor of a session that has no sandbox and did not
@@ -66,7 +74,7 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 		if _, err := sandbox.LandlockStatus(); err != nil {
 			return nil, "", nil, fmt.Errorf("--sandbox landlock: %w", err)
 		}
-		l := &sandbox.Landlock{WorkDir: workdir, Memory: mem}
+		l := &sandbox.Landlock{WorkDir: workdir, Memory: mem, Stage: !s.NoStage}
 		return l, SandboxLandlock, l, nil
 	case SandboxDocker:
 		if s.Image == "" {
@@ -80,7 +88,7 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 	case SandboxAuto, "":
 		_, lerr := sandbox.LandlockStatus()
 		if lerr == nil {
-			l := &sandbox.Landlock{WorkDir: workdir, Memory: mem}
+			l := &sandbox.Landlock{WorkDir: workdir, Memory: mem, Stage: !s.NoStage}
 			return l, SandboxLandlock, l, nil
 		}
 		if s.Image != "" {

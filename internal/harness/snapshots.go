@@ -1,11 +1,15 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"sync"
 
+	"github.com/reinhq/rein/approve"
+	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/session/rollback"
+	"github.com/reinhq/rein/tool/bash"
 )
 
 // snapshots saves files for rollback through a per-session store and
@@ -123,4 +127,26 @@ func (s *snapshots) close() {
 	if s.store != nil {
 		_ = s.store.Close()
 	}
+}
+
+// staging is how run_bash handles a staged command's writes in this
+// session: saved in the rollback store before they are applied, and the
+// questions (more than the threshold changed or deleted, a mass delete,
+// deletions under .git/) put to the session's approver; refused, never
+// asked, in bypass mode, without an approver, and in unattended runs
+// (whose approver is approve.Deny: nobody answers).
+func staging(spec Spec, snaps *snapshots) *bash.Staging {
+	_, nobody := spec.Policy.Approver.(approve.Deny)
+	st := &bash.Staging{
+		AskAbove: spec.Sandbox.StageAskAbove,
+		NeverAsk: spec.Policy.Mode == permission.Bypass || spec.Policy.Approver == nil || nobody,
+		Snapshot: func(rel string) error { _, err := snaps.Snapshot(rel); return err },
+		Settle:   func(rels ...string) error { snaps.Settle(rels...); return nil },
+	}
+	if a := spec.Policy.Approver; a != nil {
+		st.Ask = func(ctx context.Context, q string) (bool, error) {
+			return a.Approve(ctx, approve.Request{Tool: bash.Name, Gate: "stage", Reason: q})
+		}
+	}
+	return st
 }

@@ -43,6 +43,8 @@ type Env struct {
 	// is kept when it is undone.
 	Protected  *protect.List
 	Quarantine string
+	// Staging is what run_bash does with staged writes (bash.Staging).
+	Staging *bash.Staging
 }
 
 // Tools returns the registry of a session's tools.
@@ -64,7 +66,7 @@ func Tools(e Env) (*tool.Registry, error) {
 	}
 	tools := fstool.Tools(e.Root, fstool.Options{DefaultLimit: e.ReadLines, Redact: e.Redact})
 	tools = append(tools,
-		bash.RunBash(e.Exec, e.WorkDir, bash.Options{Protected: e.Protected, Quarantine: e.Quarantine}),
+		bash.RunBash(e.Exec, e.WorkDir, bash.Options{Protected: e.Protected, Quarantine: e.Quarantine, Staging: e.Staging}),
 		web.Fetch(e.Net),
 		calc.New(),
 		mail.SendEmail(e.Outbox),

@@ -28,8 +28,10 @@
 // it, and a path in a damaged or edited journal cannot name a file outside
 // it.
 //
-// What it will not do: restore what a tool changed without declaring it
-// (a shell command's writes), restore ownership or timestamps, remove
+// What it will not do: restore what a tool changed without declaring it or
+// having it staged (a shell command's writes are saved only when the
+// landlock sandbox staged them: see sandbox.Staged and bash.Staging;
+// otherwise they are out of reach), restore ownership or timestamps, remove
 // directories that are not empty, or save files larger than the size cap
 // (the tool is refused instead). It keeps the store after a restore; the
 // store holds copies of the user's files and is private to the user (0700).

@@ -53,6 +53,10 @@ type Options struct {
 	// kept when rein undoes it; "" means a directory under os.TempDir().
 	// It must lie outside the work dir.
 	Quarantine string
+	// Staging says what to do with the writes of a command the executor
+	// staged (see Staging); nil means the zero Staging: apply with no
+	// rollback copy, and refuse what would ask.
+	Staging *Staging
 }
 
 // Args are run_bash's arguments.
@@ -104,7 +108,11 @@ func RunBash(ex sandbox.Executor, workdir string, o Options) tool.Tool {
 	if list == nil {
 		list = protect.Default()
 	}
-	r := &runner{ex: ex, root: workdir, env: env, def: defT, max: maxT,
+	staging := Staging{}
+	if o.Staging != nil {
+		staging = *o.Staging
+	}
+	r := &runner{ex: ex, root: workdir, env: env, def: defT, max: maxT, staging: staging,
 		watch: &watch{root: workdir, list: list, quarantine: o.Quarantine}}
 	return tool.New(tool.Spec{
 		Name:        Name,
@@ -141,6 +149,7 @@ type runner struct {
 	env      []string
 	def, max time.Duration
 	watch    *watch
+	staging  Staging
 }
 
 func (r *runner) run(ctx context.Context, a Args) (string, error) {
@@ -154,9 +163,19 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 	}
 	before := r.watch.snapshot()
 	res, err := r.ex.Exec(ctx, sandbox.Cmd{Script: a.Command, Dir: dir, Env: r.env, Timeout: timeout})
+	// Staged writes are judged and applied (or dropped) first: an aborted
+	// or failed run applies nothing.
+	var staged string
+	if res.Staged != nil {
+		if err != nil {
+			_ = res.Staged.Discard()
+		} else if staged, err = r.settle(ctx, res.Staged); err != nil {
+			return "", err
+		}
+	}
 	// Whatever became of the command, what it did to protected paths is
 	// undone before anything else runs.
-	note := r.watch.undo(before)
+	note := staged + r.watch.undo(before)
 	switch {
 	case errors.Is(err, sandbox.ErrAborted):
 		return "", fmt.Errorf("the command was stopped because the run was aborted: %w", err)

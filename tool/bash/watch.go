@@ -337,9 +337,12 @@ func (w *watch) freshRepos(created []string, before map[string]node) []string {
 }
 
 // harmless reports whether rel, in the new repository repo, runs nothing.
-func (w *watch) harmless(repo, rel string) bool {
+func (w *watch) harmless(repo, rel string) bool { return harmlessIn(w.root, repo, rel) }
+
+// harmlessIn is harmless, reading rel under base.
+func harmlessIn(base, repo, rel string) bool {
 	part := strings.TrimPrefix(rel, repo)
-	full := filepath.Join(w.root, filepath.FromSlash(rel))
+	full := filepath.Join(base, filepath.FromSlash(rel))
 	fi, err := os.Lstat(full)
 	if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
 		return false

@@ -1,0 +1,287 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// stagerConn is rein's end of a stager's socket.
+type stagerConn struct {
+	mu sync.Mutex
+	f  *os.File
+	r  *bufio.Reader
+}
+
+// newStagerConn makes the socket; the second file is the stager's end.
+func newStagerConn() (*stagerConn, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stager socket: %w", err)
+	}
+	f := os.NewFile(uintptr(fds[0]), "stager")
+	return &stagerConn{f: f, r: bufio.NewReader(f)}, os.NewFile(uintptr(fds[1]), "stager"), nil
+}
+
+// ask sends one request and reads its answer.
+func (c *stagerConn) ask(ctx context.Context, req string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d, ok := ctx.Deadline(); ok {
+		_ = c.f.SetDeadline(d)
+		defer c.f.SetDeadline(time.Time{})
+	}
+	if _, err := c.f.WriteString(req + "\n"); err != nil {
+		return fmt.Errorf("stager: %w", err)
+	}
+	line, err := c.r.ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("stager: %w", err)
+	}
+	line = strings.TrimSuffix(line, "\n")
+	if line != "ok" {
+		return fmt.Errorf("stager: %s", strings.TrimPrefix(line, "error: "))
+	}
+	return nil
+}
+
+func (c *stagerConn) close() { c.f.Close() }
+
+// initStage makes the stage root, where each staged command's upper dir
+// goes: private to rein, outside every grant of the commands, and only
+// when the work dir can be named in overlayfs's options.
+func (st *landlockState) initStage() error {
+	if !overlaySafe(st.workDir) {
+		return fmt.Errorf("the work dir %s holds a character overlayfs options cannot carry (, : \\ = or a space)", st.workDir)
+	}
+	if filepath.Dir(st.workDir) == "/" {
+		return fmt.Errorf("the work dir %s is right under /, which the zygote would have to be granted", st.workDir)
+	}
+	if !overlayFS() {
+		return errors.New("this kernel has no overlayfs")
+	}
+	dir, err := os.MkdirTemp("", "rein-stage-")
+	if err != nil {
+		return fmt.Errorf("stage root: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil || !overlaySafe(real) || within(real, st.workDir) || within(st.workDir, real) {
+		os.RemoveAll(dir)
+		return fmt.Errorf("stage root %s cannot hold upper dirs for %s", dir, st.workDir)
+	}
+	st.stageRoot = real
+	st.attr.Cloneflags |= syscall.CLONE_NEWNS // the overlay is the sandbox's alone
+	return nil
+}
+
+// overlayFS reports whether the kernel lists overlayfs.
+func overlayFS() bool {
+	b, err := os.ReadFile("/proc/filesystems")
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(b)) {
+		if strings.TrimSpace(strings.TrimPrefix(line, "nodev")) == "overlay" {
+			return true
+		}
+	}
+	return false
+}
+
+// execStaged runs req with the work dir under an overlay and returns the
+// result with the command's writes staged (Result.Staged). Staged
+// commands run one at a time: the overlay is in the zygote's mount
+// namespace, which every command shares.
+func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req runRequest, cg *pidsCgroup) (Result, error) {
+	st.stageMu.Lock()
+	defer st.stageMu.Unlock()
+	for retried := false; ; retried = true {
+		z, err := st.zygoteFor(ctx, l)
+		if err != nil {
+			return Result{}, err
+		}
+		dir, err := os.MkdirTemp(st.stageRoot, "cmd-")
+		if err != nil {
+			return Result{}, fmt.Errorf("%w: a stage dir: %w", ErrStart, err)
+		}
+		upper, work := filepath.Join(dir, "upper"), filepath.Join(dir, "work")
+		for _, d := range []string{upper, work} {
+			if err := os.Mkdir(d, 0o700); err != nil {
+				removeStageDir(dir)
+				return Result{}, fmt.Errorf("%w: a stage dir: %w", ErrStart, err)
+			}
+		}
+		if err := z.stage.ask(ctx, "m "+upper+" "+work); err != nil {
+			removeStageDir(dir)
+			if !z.alive() && !retried {
+				continue
+			}
+			if ctx.Err() != nil {
+				return Result{}, aborted(ctx)
+			}
+			// No overlay here after all (a kernel or user namespace that
+			// refuses it): this executor runs its commands unstaged, as
+			// without Stage, and StageErr says why.
+			st.stageFailed(fmt.Errorf("mounting the overlay: %w", err))
+			res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace), cg)
+			cg.noteOOM(&res)
+			return res, err
+		}
+		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace), cg)
+		cg.noteOOM(&res)
+		uerr := z.stage.ask(context.WithoutCancel(ctx), "u")
+		if uerr != nil {
+			// The overlay may still be over the work dir: no later command
+			// may run on this zygote.
+			z.fail(fmt.Errorf("the overlay could not be unmounted: %w", uerr))
+			z.kill()
+		}
+		if errors.Is(err, errNotSent) && !retried {
+			removeStageDir(dir)
+			continue
+		}
+		staged, serr := readStaged(dir, upper, st.workDir)
+		if serr != nil {
+			removeStageDir(dir)
+			return res, errors.Join(err, fmt.Errorf("%w: reading the command's staged writes: %w", ErrStart, serr))
+		}
+		res.Staged = staged
+		return res, err
+	}
+}
+
+// removeStageDir removes a command's stage dir; overlayfs leaves its work
+// dir without permissions, and a command may leave directories so too.
+func removeStageDir(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
+}
+
+// stageFailed turns staging off for the executor's life.
+func (st *landlockState) stageFailed(why error) {
+	st.stageOff.Store(true)
+	st.zmu.Lock()
+	st.stageErr = why
+	st.zmu.Unlock()
+}
+
+func (st *landlockState) releaseStage() {
+	if st.stageRoot != "" {
+		removeStageDir(st.stageRoot)
+	}
+}
+
+// overlayRule lets commands use the overlay now over the work dir.
+// Landlock rules name inodes, and a path walk skips the mount point a
+// mount hides, so neither the work dir's grant nor any other covers a
+// new overlay's root: before each staged command the zygote adds a rule
+// for it to the commands' ruleset, from which the command's domain is
+// made at its start. Rules for overlays gone since match nothing again.
+// The zygote's own domain grants the work dir's parent instead (see
+// build), which the walk reaches from inside the overlay.
+type overlayRule struct {
+	work   string
+	access uint64 // the rights the ruleset takes; 0 until found
+}
+
+// add adds the rule to ruleset, when an overlay is over the work dir.
+func (o *overlayRule) add(ruleset int) error {
+	fd, err := unix.Open(o.work, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("staging: opening the work dir: %w", err)
+	}
+	defer unix.Close(fd)
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &fs); err != nil {
+		return fmt.Errorf("staging: %w", err)
+	}
+	if fs.Type != unix.OVERLAYFS_SUPER_MAGIC {
+		return nil // not staged
+	}
+	if o.access != 0 {
+		return ll.LandlockAddPathBeneathRule(ruleset, &ll.PathBeneathAttr{AllowedAccess: o.access, ParentFd: fd}, 0)
+	}
+	// The ruleset takes the rights this kernel's ABI knows, of those a
+	// read-write grant has: try from all of them down.
+	acc := uint64(grantAccess[grantRW])
+	for _, drop := range []uint64{0, ll.AccessFSIoctlDev, ll.AccessFSTruncate, ll.AccessFSRefer} {
+		acc &^= drop
+		err = ll.LandlockAddPathBeneathRule(ruleset, &ll.PathBeneathAttr{AllowedAccess: acc, ParentFd: fd}, 0)
+		if err == nil {
+			o.access = acc
+			return nil
+		}
+		if !errors.Is(err, unix.EINVAL) {
+			break
+		}
+	}
+	return fmt.Errorf("staging: a Landlock rule for the overlay: %w", err)
+}
+
+// StageStatus says whether the landlock executor can stage commands'
+// writes here (Landlock.Stage): Landlock works and the kernel has
+// overlayfs. StageProbe checks it for real.
+func StageStatus() error {
+	if _, err := LandlockStatus(); err != nil {
+		return err
+	}
+	if !overlayFS() {
+		return fmt.Errorf("%w: this kernel has no overlayfs", ErrUnsupported)
+	}
+	return nil
+}
+
+// StageProbe runs one staged command in a temporary work dir with the
+// helper (empty: this program) and checks that its write was staged and
+// not applied.
+func StageProbe(ctx context.Context, helper string) error {
+	if err := StageStatus(); err != nil {
+		return err
+	}
+	parent, err := os.MkdirTemp("", "rein-stage-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(parent)
+	work := filepath.Join(parent, "work")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return err
+	}
+	l := &Landlock{Helper: helper, WorkDir: work, Stage: true}
+	defer l.Close()
+	res, err := l.Exec(ctx, Cmd{Script: "echo staged > probe", Dir: work, Timeout: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	if err := l.StageErr(); err != nil {
+		return err
+	}
+	if res.Staged == nil || res.ExitCode != 0 {
+		return fmt.Errorf("the probe's write was not staged (exit %d: %s)", res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	defer res.Staged.Discard()
+	if _, err := os.Lstat(filepath.Join(work, "probe")); err == nil {
+		return errors.New("the probe's write went straight to the work dir")
+	}
+	if len(res.Staged.Changes) != 1 || res.Staged.Changes[0].Path != "probe" || res.Staged.Changes[0].Kind != Created {
+		return fmt.Errorf("the probe's staged writes are %v, not one created file", res.Staged.Changes)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"io/fs"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// isWhiteout reports whether fi, in an overlay's upper dir, is a whiteout:
+// a character device 0/0.
+func isWhiteout(fi fs.FileInfo) bool {
+	if fi.Mode().Type() != fs.ModeDevice|fs.ModeCharDevice {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Rdev == 0
+}
+
+// isOpaque reports whether dir, in an overlay's upper dir, is opaque: it
+// hides what the lower dir holds under it (trusted.overlay.opaque as root,
+// user.overlay.opaque with userxattr).
+func isOpaque(dir string) bool {
+	buf := make([]byte, 8)
+	for _, name := range []string{"trusted.overlay.opaque", "user.overlay.opaque"} {
+		if n, err := unix.Lgetxattr(dir, name, buf); err == nil && n == 1 && buf[0] == 'y' {
+			return true
+		}
+	}
+	return false
+}
+
+// StageErr says why commands are not staged although Stage asked for it
+// (no overlayfs, a work dir overlayfs cannot name); nil when they are, or
+// before the first command.
+func (l *Landlock) StageErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.state == nil {
+		return nil
+	}
+	l.state.zmu.Lock()
+	defer l.state.zmu.Unlock()
+	return l.state.stageErr
+}
