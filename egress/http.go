@@ -90,7 +90,7 @@ func (p *Proxy) servePlain(ctx context.Context, c net.Conn, req *http.Request) C
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(cu), req)
 	if err != nil {
-		rec.Up, rec.Down = cu.n, cu.r
+		rec.Up = cu.n
 		rec.Reason = "reading the response: " + err.Error()
 		httpError(c, http.StatusBadGateway, "rein egress proxy: "+rec.Reason)
 		return rec
@@ -98,7 +98,7 @@ func (p *Proxy) servePlain(ctx context.Context, c net.Conn, req *http.Request) C
 	resp.Close = true
 	err = resp.Write(cc)
 	_ = resp.Body.Close()
-	rec.Up, rec.Down = cu.n, cu.r
+	rec.Up, rec.Down = cu.n, cc.n
 	if err != nil && errors.Is(err, errLimit) {
 		rec.Reason = fmt.Sprintf("cut: the session's limit of %d proxied bytes is reached", p.maxBytes)
 	}
@@ -132,12 +132,12 @@ func statusOf(err error) int {
 // errLimit is a write refused because the byte limit is reached.
 var errLimit = errors.New("byte limit reached")
 
-// counted counts what is written to a connection (n) and read from it
-// (r) against the proxy's byte limit.
+// counted counts what is written to a connection (n) against the
+// proxy's byte limit.
 type counted struct {
 	net.Conn
-	p    *Proxy
-	n, r int64
+	p *Proxy
+	n int64
 }
 
 func (c *counted) Write(b []byte) (int, error) {
@@ -146,11 +146,5 @@ func (c *counted) Write(b []byte) (int, error) {
 	}
 	n, err := c.Conn.Write(b)
 	c.n += int64(n)
-	return n, err
-}
-
-func (c *counted) Read(b []byte) (int, error) {
-	n, err := c.Conn.Read(b)
-	c.r += int64(n)
 	return n, err
 }
