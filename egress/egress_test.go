@@ -124,7 +124,7 @@ func guard(allowInternal ...string) *netguard.Policy {
 		Resolver: hosts{
 			"good.test":        {"127.0.0.1"},
 			"sub.good.test":    {"127.0.0.1"},
-			"loop.test":        {"127.0.0.1"},                  // on the list, but resolves to loopback
+			"loop.test":        {"127.0.0.1"},                 // on the list, but resolves to loopback
 			"rebind.test":      {"198.51.100.9", "127.0.0.1"}, // one public, one internal answer
 			"metadata.test":    {"169.254.169.254"},
 			"v6loop.test":      {"::1"},
@@ -315,9 +315,9 @@ func TestProxyBadRequests(t *testing.T) {
 	t.Parallel()
 	addr, _ := startProxy(t, Config{Allow: []string{"good.test"}, Guard: guard("good.test")})
 	for _, req := range []string{
-		"GET / HTTP/1.1\r\nHost: good.test\r\n\r\n",              // not a proxy request
+		"GET / HTTP/1.1\r\nHost: good.test\r\n\r\n",                  // not a proxy request
 		"GET https://good.test/ HTTP/1.1\r\nHost: good.test\r\n\r\n", // https without CONNECT
-		"CONNECT good.test HTTP/1.1\r\nHost: good.test\r\n\r\n",    // no port
+		"CONNECT good.test HTTP/1.1\r\nHost: good.test\r\n\r\n",      // no port
 		"CONNECT good.test:0 HTTP/1.1\r\n\r\n",
 		"NONSENSE\r\n\r\n",
 	} {
