@@ -98,6 +98,9 @@ type Record struct {
 	ToolCalls int         `json:"tool_calls,omitempty"`
 	Error     string      `json:"error,omitempty"`
 
+	// egress: the connection (Decision, Reason and DurationMS too)
+	Conn *EgressConn `json:"conn,omitempty"`
+
 	// session_start
 	Task   string          `json:"task,omitempty"`
 	Config json.RawMessage `json:"config,omitempty"`
@@ -397,6 +400,11 @@ func redactRecord(r Record, redact func(string) string) Record {
 	r.Task, r.Text, r.Reason = redact(r.Task), redact(r.Text), redact(r.Reason)
 	r.Content, r.Answer, r.Error = redact(r.Content), redact(r.Answer), redact(r.Error)
 	r.Source.Location = redact(r.Source.Location)
+	if r.Conn != nil {
+		c := *r.Conn // a name can carry a secret out: "AKIA….evil.example"
+		c.Host = redact(c.Host)
+		r.Conn = &c
+	}
 	if len(r.Args) > 0 {
 		if s := redact(string(r.Args)); s != string(r.Args) {
 			if json.Valid([]byte(s)) {

@@ -2,7 +2,10 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -61,6 +64,20 @@ func ProxyEnv(env []string, addr string) []string {
 		out = append(out, v+"="+set[v], strings.ToLower(v)+"="+set[v])
 	}
 	return out
+}
+
+// EgressStatus reports whether the landlock backend can give commands the
+// egress proxy here (Landlock.Net NetProxy): nil, or an error wrapping
+// ErrUnsupported that says why not. The landlock backend itself must work
+// too (LandlockStatus).
+func EgressStatus() error {
+	switch {
+	case runtime.GOOS != "linux":
+		return fmt.Errorf("%w: the egress proxy needs the landlock backend (Linux)", ErrUnsupported)
+	case os.Geteuid() != 0:
+		return fmt.Errorf("%w: the egress proxy needs rein to run as root (it listens inside the sandbox's network namespace)", ErrUnsupported)
+	}
+	return nil
 }
 
 // proxyAddr is the proxy's address inside a sandbox.

@@ -37,6 +37,7 @@ import (
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/egress"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
@@ -137,6 +138,9 @@ type Options struct {
 	Environ []string
 	// NetAllow lists the internal hosts webfetch may reach.
 	NetAllow []string
+	// NetDomains, when set, are the only hosts webfetch may fetch from
+	// ([network] domains: "example.org", "*.example.net:443").
+	NetDomains []string
 	// MaxContextTokens compacts the conversation near this many tokens (0:
 	// never).
 	MaxContextTokens int64
@@ -185,10 +189,15 @@ type Sandbox struct {
 	// dies. Empty: no reaper; the command's process group is killed, and
 	// a process that left its group can outlive the session.
 	Helper string
+	// Egress, with a non-empty allowlist, lets landlock commands reach
+	// the hosts on it through rein's egress proxy (package egress; config
+	// [sandbox.network]), each connection recorded in the audit log. It
+	// needs root; docker containers keep no network. Nil: no network.
+	Egress *egress.Config
 }
 
 func (s Sandbox) harness() harness.Sandbox {
-	return harness.Sandbox{Backend: s.Backend, Image: s.Image, Runtime: s.Runtime, Memory: s.Memory, Helper: s.Helper}
+	return harness.Sandbox{Backend: s.Backend, Image: s.Image, Runtime: s.Runtime, Memory: s.Memory, Helper: s.Helper, Egress: s.Egress}
 }
 
 // Session is one guarded session, ready to run once.
@@ -244,7 +253,7 @@ func New(_ context.Context, opts Options) (*Session, error) {
 	return &Session{spec: harness.Spec{
 		ID: session.NewID(time.Now()), Model: opts.Model, WorkDir: dir, Tools: opts.Tools, ReadLines: opts.ReadLines,
 		Policy: policy(opts, approver),
-		Asker:  opts.Asker, NetAllow: opts.NetAllow, Limits: limits,
+		Asker:  opts.Asker, NetAllow: opts.NetAllow, NetDomains: opts.NetDomains, Limits: limits,
 		AuditDir: opts.AuditDir, Durability: opts.Durability, RollbackDir: opts.RollbackDir, NoRollback: opts.NoRollback,
 		Meta: opts.Meta, Sandbox: opts.Sandbox.harness(), Announce: opts.Announce,
 		Redact: secret.NewRedactor(environ).Redact, System: system,

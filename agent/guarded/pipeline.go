@@ -56,7 +56,7 @@ func policy(opts Options, a approve.Approver) harness.Policy {
 func Pipeline(opts Options, ledger *flow.Ledger) (*gate.Pipeline, error) {
 	p := policy(opts, opts.Approver)
 	p.Provenance = ledger
-	return harness.Gates(p, opts.WorkDir, &netguard.Policy{Allow: opts.NetAllow})
+	return harness.Gates(p, opts.WorkDir, &netguard.Policy{Allow: opts.NetAllow, Domains: opts.NetDomains})
 }
 
 // Tools returns the registry of a session built from opts: the built-in

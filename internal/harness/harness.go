@@ -46,6 +46,9 @@ type Spec struct {
 	Policy Policy
 	// NetAllow lists internal hosts webfetch may reach.
 	NetAllow []string
+	// NetDomains, when set, are the only hosts webfetch may fetch from
+	// (netguard.Policy.Domains).
+	NetDomains []string
 	// Asker answers ask_question; nil means nobody answers.
 	Asker  approve.Asker
 	Limits budget.Limits
@@ -156,6 +159,12 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	// Only a session that may run commands opens a sandbox.
 	var exec sandbox.Executor = unavailable{errors.New("run_bash is not on this session's allowlist")}
 	backend := ""
+	elog := &egressLog{}
+	if spec.Sandbox.Egress != nil {
+		cfg := *spec.Sandbox.Egress
+		cfg.Record = elog.record
+		spec.Sandbox.Egress = &cfg
+	}
 	if slices.Contains(spec.Policy.Allowed, "run_bash") {
 		ex, b, closeExec, err := OpenExecutor(ctx, spec.Sandbox, workdir, id)
 		if err != nil {
@@ -172,7 +181,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if spec.Announce != nil && backend != "" {
 		spec.Announce(backend)
 	}
-	net := &netguard.Policy{Allow: spec.NetAllow}
+	net := &netguard.Policy{Allow: spec.NetAllow, Domains: spec.NetDomains}
 	env := Env{Root: root, WorkDir: workdir, ReadLines: spec.ReadLines, Outbox: &mail.Outbox{}, Plan: plan.New(),
 		Asker: spec.Asker, Net: net, Exec: exec, Redact: redact, Extra: spec.Tools,
 		Protected: spec.Policy.Protected, Quarantine: quarantineDir(spec, id)}
@@ -243,6 +252,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	} else if log, err = audit.Create(dir, id, opts...); err != nil {
 		return nil, err
 	}
+	elog.attach(log)
 	loop, err := agent.New(agent.Config{
 		Model:            spec.Model,
 		Tools:            reg,
