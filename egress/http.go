@@ -81,27 +81,20 @@ func (p *Proxy) servePlain(ctx context.Context, c net.Conn, req *http.Request) C
 	}
 	req.Close = true // one request per connection: what follows is the response alone
 	cu := &counted{Conn: up, p: p}
-	cc := &counted{Conn: c, p: p}
 	if err := req.Write(cu); err != nil {
 		rec.Up = cu.n
 		rec.Reason = "sending the request: " + err.Error()
+		if errors.Is(err, errLimit) {
+			rec.Reason = fmt.Sprintf("cut: the session's limit of %d proxied bytes is reached", p.maxBytes)
+		}
 		httpError(c, http.StatusBadGateway, "rein egress proxy: "+rec.Reason)
 		return rec
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(cu), req)
-	if err != nil {
-		rec.Up = cu.n
-		rec.Reason = "reading the response: " + err.Error()
-		httpError(c, http.StatusBadGateway, "rein egress proxy: "+rec.Reason)
-		return rec
-	}
-	resp.Close = true
-	err = resp.Write(cc)
-	_ = resp.Body.Close()
-	rec.Up, rec.Down = cu.n, cc.n
-	if err != nil && errors.Is(err, errLimit) {
-		rec.Reason = fmt.Sprintf("cut: the session's limit of %d proxied bytes is reached", p.maxBytes)
-	}
+	// The request asked the server to close after its response, so the
+	// response is everything the server sends: it goes back as it came,
+	// spliced by the kernel, and the connection ends with it.
+	rec.Up = cu.n
+	rec.Down, rec.Reason = p.copy(c, up)
 	return rec
 }
 
