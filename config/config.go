@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,7 +104,7 @@ func (n SandboxNetwork) Egress() (egress.Config, error) {
 	if n.MaxConnections < 0 {
 		return egress.Config{}, fmt.Errorf("sandbox.network.max_connections is %d: use a positive number, or 0 for the default", n.MaxConnections)
 	}
-	maxBytes, err := sandbox.ParseMemory(n.MaxBytes)
+	maxBytes, err := parseBytes(n.MaxBytes)
 	if err != nil {
 		return egress.Config{}, fmt.Errorf("sandbox.network.max_bytes: %w", err)
 	}
@@ -561,7 +562,7 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 		return nil
 	case k == "sandbox.network.max_bytes":
 		limit := func(v string) (int64, error) {
-			n, err := sandbox.ParseMemory(v)
+			n, err := parseBytes(v)
 			switch {
 			case err != nil:
 				return 0, err
@@ -642,6 +643,35 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 		return nil
 	}
 	return fmt.Errorf("%s cannot be set by a project: rein has no rule for whether it takes rights away", k)
+}
+
+// parseBytes reads a byte count: "" (0: the default), "none" (-1), or a
+// whole number with an optional unit, B, KiB, MiB, GiB, TiB (or K, M,
+// G, T, meaning the same).
+func parseBytes(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	switch strings.ToLower(s) {
+	case "":
+		return 0, nil
+	case "none":
+		return -1, nil
+	}
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"T", 40}, {"G", 30}, {"M", 20}, {"K", 10}, {"B", 0}}
+	shift := uint(0)
+	for _, u := range units {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, shift = strings.TrimSpace(rest), u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("%q is not a size: write a whole number with a unit, like \"512MiB\" or \"4GiB\", or \"none\"", v)
+	}
+	return n << shift, nil
 }
 
 // added returns an entry of next that prev lacks, compared as rules
