@@ -104,6 +104,9 @@ type Record struct {
 	ToolCalls int         `json:"tool_calls,omitempty"`
 	Error     string      `json:"error,omitempty"`
 
+	// egress: the connection (Decision, Reason and DurationMS too)
+	Conn *EgressConn `json:"conn,omitempty"`
+
 	// session_start
 	Task   string          `json:"task,omitempty"`
 	Config json.RawMessage `json:"config,omitempty"`
@@ -407,6 +410,11 @@ func redactRecord(r Record, redact func(string) string) Record {
 		a := *r.Approval
 		a.Pattern = redact(a.Pattern)
 		r.Approval = &a
+	}
+	if r.Conn != nil {
+		c := *r.Conn // a name can carry a secret out: "AKIA….evil.example"
+		c.Host = redact(c.Host)
+		r.Conn = &c
 	}
 	if len(r.Args) > 0 {
 		if s := redact(string(r.Args)); s != string(r.Args) {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/egress"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/netguard"
@@ -68,6 +70,54 @@ type Sandbox struct {
 	// (its writes are staged, then applied) before rein asks; 0 means 20.
 	// A later file may only lower it.
 	StageAskAbove int `toml:"stage_ask_above" json:"stage_ask_above,omitempty"`
+	// Network is what commands may reach through rein's egress proxy.
+	Network SandboxNetwork `toml:"network" json:"network"`
+}
+
+// SandboxNetwork is [sandbox.network]: the hosts sandboxed commands may
+// reach through the egress proxy (package egress), and its limits. With
+// Allow empty, commands have no network at all.
+type SandboxNetwork struct {
+	// Allow lists the hosts: "example.org" (ports 80 and 443),
+	// "example.org:8443", "*.example.net" (every name below it),
+	// "*.example.net:443".
+	Allow []string `toml:"allow" json:"allow,omitempty"`
+	// Internal lists internal hosts ("host" or "host:port", as
+	// [network] allow) the proxy may reach: without an entry here, a host
+	// on Allow that resolves to a loopback, private or link-local address
+	// is refused.
+	Internal []string `toml:"internal" json:"internal,omitempty"`
+	// MaxConnections bounds the connections of a session through the
+	// proxy; 0 means the default (egress.DefaultMaxConns).
+	MaxConnections int `toml:"max_connections" json:"max_connections,omitempty"`
+	// MaxBytes bounds the bytes a session moves through the proxy, both
+	// ways ("1GiB", "none"); empty means the default (8 GiB).
+	MaxBytes string `toml:"max_bytes" json:"max_bytes,omitempty"`
+}
+
+// Egress returns the proxy's settings ([sandbox.network]) checked and
+// parsed: the allowlist, the internal hosts, and the limits in
+// egress.Config's terms (0 the default, negative none).
+func (n SandboxNetwork) Egress() (egress.Config, error) {
+	if _, err := egress.ParseRules(n.Allow); err != nil {
+		return egress.Config{}, err
+	}
+	if err := (&netguard.Policy{Allow: n.Internal}).Validate(); err != nil {
+		return egress.Config{}, fmt.Errorf("sandbox.network.internal: %w", err)
+	}
+	if n.MaxConnections < 0 {
+		return egress.Config{}, fmt.Errorf("sandbox.network.max_connections is %d: use a positive number, or 0 for the default", n.MaxConnections)
+	}
+	maxBytes, err := parseBytes(n.MaxBytes)
+	if err != nil {
+		return egress.Config{}, fmt.Errorf("sandbox.network.max_bytes: %w", err)
+	}
+	return egress.Config{
+		Allow:    slices.Clone(n.Allow),
+		Guard:    &netguard.Policy{Allow: slices.Clone(n.Internal)},
+		MaxConns: n.MaxConnections,
+		MaxBytes: maxBytes,
+	}, nil
 }
 
 // Permissions are the permission mode and the user's rules.
@@ -88,6 +138,10 @@ type Network struct {
 	// Allow lists internal hosts ("host" or "host:port") the user lets
 	// webfetch reach; public hosts need no entry.
 	Allow []string `toml:"allow" json:"allow"`
+	// Domains, when set, are the only hosts webfetch may fetch from,
+	// written as [sandbox.network] allow's entries ("example.org",
+	// "*.example.net:443"); empty means any public host.
+	Domains []string `toml:"domains" json:"domains,omitempty"`
 }
 
 // Flow configures the data-flow gate (gate/flow): what happens when a
@@ -240,6 +294,12 @@ func (c Config) Validate() error {
 	if _, ok := flowStrictness[c.Flow.OnHit]; !ok {
 		return fmt.Errorf("flow.on_hit is %q: use ask, deny or off", c.Flow.OnHit)
 	}
+	if _, err := c.Sandbox.Network.Egress(); err != nil {
+		return err
+	}
+	if _, err := egress.ParseRules(c.Network.Domains); err != nil {
+		return fmt.Errorf("network.domains: %w", err)
+	}
 	if err := (&netguard.Policy{Allow: c.Network.Allow}).Validate(); err != nil {
 		return fmt.Errorf("network.allow: %w (write each entry as host or host:port, like \"intranet.local\" or \"127.0.0.1:8080\")", err)
 	}
@@ -330,6 +390,9 @@ func apply(c *Config, s Source) error {
 	next.Tools.Allow = slices.Clone(c.Tools.Allow)
 	next.Tools.Limits = maps.Clone(c.Tools.Limits)
 	next.Network.Allow = slices.Clone(c.Network.Allow)
+	next.Network.Domains = slices.Clone(c.Network.Domains)
+	next.Sandbox.Network.Allow = slices.Clone(c.Sandbox.Network.Allow)
+	next.Sandbox.Network.Internal = slices.Clone(c.Sandbox.Network.Internal)
 	next.Prices = maps.Clone(c.Prices)
 	next.Permissions.Rules = nil // rules accumulate: decode this file's alone
 	next.Protect.Paths = nil     // so do protected paths
@@ -477,6 +540,64 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 			}
 		}
 		return nil
+	case k == "network.domains":
+		// Empty means every public host: a project may set a list where
+		// there was none, and only shorten one there was.
+		if len(next.Network.Domains) == 0 && len(prev.Network.Domains) > 0 {
+			return errors.New("network.domains emptied lets webfetch reach every public host")
+		}
+		if len(prev.Network.Domains) > 0 {
+			if h, ok := added(prev.Network.Domains, next.Network.Domains); ok {
+				return fmt.Errorf("network.domains adds %q", h)
+			}
+		}
+		return nil
+	case k == "sandbox.network":
+		return nil // a table: its keys are judged one by one
+	case k == "sandbox.network.allow":
+		if h, ok := added(prev.Sandbox.Network.Allow, next.Sandbox.Network.Allow); ok {
+			return fmt.Errorf("sandbox.network.allow adds %q", h)
+		}
+		return nil
+	case k == "sandbox.network.internal":
+		if h, ok := added(prev.Sandbox.Network.Internal, next.Sandbox.Network.Internal); ok {
+			return fmt.Errorf("sandbox.network.internal adds %q", h)
+		}
+		return nil
+	case k == "sandbox.network.max_connections":
+		was, now := prev.Sandbox.Network.MaxConnections, next.Sandbox.Network.MaxConnections
+		if was == 0 {
+			was = egress.DefaultMaxConns
+		}
+		if now <= 0 || now > was {
+			return fmt.Errorf("sandbox.network.max_connections %d raises the limit of %d", now, was)
+		}
+		return nil
+	case k == "sandbox.network.max_bytes":
+		limit := func(v string) (int64, error) {
+			n, err := parseBytes(v)
+			switch {
+			case err != nil:
+				return 0, err
+			case n == 0:
+				return egress.DefaultMaxBytes, nil
+			case n < 0:
+				return math.MaxInt64, nil
+			}
+			return n, nil
+		}
+		was, err := limit(prev.Sandbox.Network.MaxBytes)
+		if err != nil {
+			return fmt.Errorf("sandbox.network.max_bytes: %w", err)
+		}
+		now, err := limit(next.Sandbox.Network.MaxBytes)
+		if err != nil {
+			return fmt.Errorf("sandbox.network.max_bytes: %w", err)
+		}
+		if now > was {
+			return fmt.Errorf("sandbox.network.max_bytes %q raises the limit", next.Sandbox.Network.MaxBytes)
+		}
+		return nil
 	case k == "flow.on_hit":
 		if was, now := flowStrictness[prev.Flow.OnHit], flowStrictness[next.Flow.OnHit]; next.Flow.OnHit != prev.Flow.OnHit && now < was {
 			return fmt.Errorf("flow.on_hit %q is looser than %q", next.Flow.OnHit, prev.Flow.OnHit)
@@ -549,6 +670,56 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 		return nil
 	}
 	return fmt.Errorf("%s cannot be set by a project: rein has no rule for whether it takes rights away", k)
+}
+
+// parseBytes reads a byte count: "" (0: the default), "none" (-1), or a
+// whole number with an optional unit, B, KiB, MiB, GiB, TiB (or K, M,
+// G, T, meaning the same).
+func parseBytes(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	switch strings.ToLower(s) {
+	case "":
+		return 0, nil
+	case "none":
+		return -1, nil
+	}
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"T", 40}, {"G", 30}, {"M", 20}, {"K", 10}, {"B", 0}}
+	shift := uint(0)
+	for _, u := range units {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, shift = strings.TrimSpace(rest), u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("%q is not a size: write a whole number with a unit, like \"512MiB\" or \"4GiB\", or \"none\"", v)
+	}
+	return n << shift, nil
+}
+
+// added returns an entry of next that prev lacks, compared as rules
+// (canonical host, wildcard and port) where both parse, else as text.
+func added(prev, next []string) (string, bool) {
+	norm := func(e string) string {
+		if r, err := egress.ParseRule(e); err == nil {
+			return r.String()
+		}
+		return strings.TrimSpace(e)
+	}
+	have := make(map[string]bool, len(prev))
+	for _, e := range prev {
+		have[norm(e)] = true
+	}
+	for _, e := range next {
+		if !have[norm(e)] {
+			return e, true
+		}
+	}
+	return "", false
 }
 
 // Keys lists every key a file may set, from Config's toml tags.

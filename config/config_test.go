@@ -274,8 +274,9 @@ func TestKeys(t *testing.T) {
 	want := []string{
 		"limits.max_steps", "limits.max_tool_calls", "limits.max_tokens", "limits.max_cost_usd", "limits.timeout",
 		"tools.allow", "tools.read_lines", "tools.limits",
-		"permissions.mode", "permissions.rules", "permissions.unattended", "network.allow",
+		"permissions.mode", "permissions.rules", "permissions.unattended", "network.allow", "network.domains",
 		"sandbox.backend", "sandbox.image", "sandbox.runtime", "sandbox.memory", "sandbox.stage_ask_above",
+		"sandbox.network.allow", "sandbox.network.internal", "sandbox.network.max_connections", "sandbox.network.max_bytes",
 		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "mcp.servers", "model.default", "prices",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {
@@ -293,6 +294,8 @@ func TestKeys(t *testing.T) {
 		"sandbox.memory": `"1GiB"`, "sandbox.stage_ask_above": "5", "flow.on_hit": `"deny"`, "protect.paths": `["deploy/"]`,
 		"mcp.servers": `{ srv = { command = "srv" } }`,
 		"prices":      "{}", "model.default": `"scripted:x.json"`,
+		"network.domains": `["docs.example.org"]`, "sandbox.network.allow": `["example.org", "*.example.net:443"]`,
+		"sandbox.network.internal": `["registry.corp:5000"]`, "sandbox.network.max_bytes": `"1GiB"`,
 	}
 	for _, k := range want {
 		v, ok := values[k]

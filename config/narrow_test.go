@@ -158,6 +158,8 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		"network.allow": `[]`, "sandbox.backend": `"auto"`, "sandbox.image": `""`, "sandbox.runtime": `""`,
 		"sandbox.memory": `"2GiB"`, "sandbox.stage_ask_above": "5", "audit.dir": `""`, "audit.durability": `"fsync"`, "flow.on_hit": `"ask"`, "protect.paths": `["x/"]`, "prices": "{}",
 		"mcp.servers": "{}", "model.default": `"openai:gpt-4o-mini"`,
+		"network.domains": `["docs.example.org"]`, "sandbox.network.allow": `[]`, "sandbox.network.internal": `[]`,
+		"sandbox.network.max_connections": "10", "sandbox.network.max_bytes": `"1GiB"`,
 	}
 	for _, k := range config.Keys() {
 		v, ok := values[k]

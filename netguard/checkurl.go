@@ -104,6 +104,9 @@ func judge(raw string, p *Policy) (*url.URL, target, error) {
 	if err != nil {
 		return nil, target{}, err
 	}
+	if !p.inDomains(t, port) {
+		return nil, target{}, refuse("the host " + t.host + " is not on the session's domain list ([network] domains)")
+	}
 	return u, t, nil
 }
 

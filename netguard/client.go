@@ -148,3 +148,14 @@ func ipNetwork(network string) string {
 	}
 	return "ip"
 }
+
+// DialContext connects to addr ("host:port") the way the policy's Client
+// does: it resolves the host with the policy's resolver, refuses when any
+// of its addresses is internal (unless the allow-list opens that host and
+// port), dials only the addresses it checked, and checks the socket
+// address once more before connecting, so a name that resolves anew to
+// an internal address (DNS rebinding) is never reached. Every refusal
+// wraps ErrBlocked. The egress proxy dials through it.
+func (p *Policy) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return (&dialer{p: p}).dial(ctx, network, addr)
+}

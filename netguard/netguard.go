@@ -66,6 +66,12 @@ type Policy struct {
 	// "[fd00::1]:443". Names match by name, addresses by address, whatever
 	// form the URL writes them in.
 	Allow []string
+	// Domains, when not empty, are the only hosts a URL may name:
+	// "example.org" (ports 80 and 443), "example.org:8443",
+	// "*.example.net" (every name below example.net) or
+	// "*.example.net:443"; the egress proxy's allowlist syntax. Every
+	// redirect hop is judged too.
+	Domains []string
 	// Resolver resolves names at dial time; nil means net.DefaultResolver.
 	Resolver Resolver
 	// Timeout bounds a whole request, redirects included; zero means
@@ -176,4 +182,39 @@ func samePort(a, b string) bool {
 	x, err1 := parsePort(a)
 	y, err2 := parsePort(b)
 	return err1 == nil && err2 == nil && x == y
+}
+
+// inDomains reports whether t on port is on the policy's domain list, or
+// there is none.
+func (p *Policy) inDomains(t target, port string) bool {
+	if p == nil || len(p.Domains) == 0 {
+		return true
+	}
+	for _, e := range p.Domains {
+		e = strings.ToLower(strings.TrimSpace(e))
+		host, eport := e, ""
+		if h, pt, err := net.SplitHostPort(e); err == nil {
+			host, eport = h, pt
+		} else {
+			host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		}
+		if eport == "" {
+			if port != "80" && port != "443" {
+				continue
+			}
+		} else if !samePort(eport, port) {
+			continue
+		}
+		host = strings.TrimSuffix(host, ".")
+		if rest, ok := strings.CutPrefix(host, "*."); ok {
+			if strings.HasSuffix(t.host, "."+rest) {
+				return true
+			}
+			continue
+		}
+		if et, err := canonical(host); err == nil && et.host == t.host {
+			return true
+		}
+	}
+	return false
 }

@@ -33,7 +33,7 @@ type grant struct {
 type helperConfig struct {
 	grants   []grant
 	statusFD int    // -1 (or 0 in a config built by hand): none
-	net      string // "none"
+	net      string // NetNone or NetProxy
 	netns    string // "dev:ino" of the namespace the helper must not be in
 	netnsFD  int    // a network namespace to enter first; -1 (or 0 by hand): stay
 	// rulesetFD is a Landlock ruleset rein built once for every command
@@ -73,7 +73,7 @@ const (
 // parseHelperArgs reads the helper's flags:
 //
 //	-rx|-r|-ls|-rw|-dev PATH   a Landlock grant (repeatable; absolute, clean)
-//	-net none                  the network policy
+//	-net none|proxy            the network policy
 //	-netns DEV:INO             the caller's network namespace, which the helper must have left
 //	-netns-fd N                a network namespace to enter first (needs CAP_SYS_ADMIN)
 //	-ruleset-fd N              a Landlock ruleset built by rein, instead of grants
@@ -137,7 +137,7 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	}
 	cfg.argv = fs.Args()
 	switch {
-	case cfg.net != "none":
+	case cfg.net != NetNone && cfg.net != NetProxy:
 		return cfg, fmt.Errorf("unknown network policy %q", cfg.net)
 	case !validNetns(cfg.netns):
 		return cfg, fmt.Errorf("-netns %q is not DEV:INO", cfg.netns)

@@ -168,9 +168,11 @@ func confine(cfg helperConfig) (int, error) {
 	if abi < MinLandlockABI {
 		return abi, fmt.Errorf("Landlock ABI %d, need at least %d", abi, MinLandlockABI)
 	}
-	// The only network policy yet is none: no IP socket at all, on top of
-	// the empty network namespace and Landlock's TCP rules.
-	prog, err := seccompProgram(socketRules{unix: abi >= 9})
+	// Network policy none: no IP socket at all, on top of the empty
+	// network namespace and Landlock's TCP rules. Proxy: IP sockets, which
+	// reach only the namespace's loopback, where Landlock lets a command
+	// connect to the proxy's port alone (the ruleset rein built).
+	prog, err := seccompProgram(socketRules{unix: abi >= 9, inet: cfg.net == NetProxy})
 	if err != nil {
 		return abi, err
 	}
@@ -245,8 +247,12 @@ var grantAccess = map[grantKind]landlock.AccessFSSet{
 // TCP/UDP access right it knows and both scopes, with no network rule, so
 // TCP bind and connect are refused. It returns the ruleset's descriptor
 // (close-on-exec).
-func newRuleset(gs []grant) (int, error) {
-	fd, flags, err := landlock.V11.BestEffort().NewRulesetFD(landlockRules(gs)...)
+func newRuleset(gs []grant, connectPorts ...uint16) (int, error) {
+	rules := landlockRules(gs)
+	for _, p := range connectPorts {
+		rules = append(rules, landlock.ConnectTCP(p))
+	}
+	fd, flags, err := landlock.V11.BestEffort().NewRulesetFD(rules...)
 	switch {
 	case err != nil:
 		return -1, fmt.Errorf("landlock ruleset: %w", err)

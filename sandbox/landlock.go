@@ -137,9 +137,19 @@ type Landlock struct {
 	// WorkDir is the absolute directory commands may read and write.
 	// Cmd.Dir must lie inside it.
 	WorkDir string
-	// Net is the network policy: "none" (or empty), the only one yet: no
-	// network at all.
+	// Net is the network policy: NetNone ("none", or empty): no network
+	// at all; NetProxy ("proxy"): only through Egress, which rein serves on
+	// 127.0.0.1:ProxyPort inside the sandbox's network namespace, with
+	// HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY set in every
+	// command's environment. With NetProxy a command may make IP sockets,
+	// but Landlock lets it connect to ProxyPort alone, and the namespace
+	// holds nothing but the loopback and the proxy's listener. NetProxy
+	// needs rein to run as root (rein enters the namespace to listen in
+	// it) and an Egress.
 	Net string
+	// Egress serves the proxy of NetProxy; it must be set then, and is
+	// ignored otherwise.
+	Egress EgressServer
 	// Shell, MaxOutput and Grace are as in Local.
 	Shell     string
 	MaxOutput int

@@ -47,6 +47,8 @@ type landlockState struct {
 	stageErr  error
 	stageMu   sync.Mutex  // held for a staged command's life
 	stageOff  atomic.Bool // the stager could not mount: run unstaged
+	net    string       // the network policy: NetNone or NetProxy
+	egress *egressState // the proxy's listener and server, under NetProxy
 }
 
 // systemDirs are readable and executable inside the sandbox, where they
@@ -93,7 +95,7 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 	req := runRequest{
 		dir:  c.Dir,
 		argv: []string{shellOr(l.Shell), "-c", c.Script},
-		env:  landlockInside(st.tmp).forInside(c.Env),
+		env:  st.commandEnv(c.Env),
 	}
 	if st.stageRoot != "" && !st.stageOff.Load() {
 		return l.execStaged(ctx, c, st, req, cg)
@@ -152,7 +154,7 @@ func (st *landlockState) zygoteFor(ctx context.Context, l *Landlock) (*zygote, e
 func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (res Result, err error) {
 	cfg := helperConfig{
 		statusFD:  3,
-		net:       "none",
+		net:       st.net,
 		netns:     st.netns,
 		nproc:     int64(l.maxProcs()),
 		fsize:     l.maxFileSize(),
@@ -163,7 +165,7 @@ func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (re
 		maskSrc:   st.maskSrc,
 	}
 	spec := &spawnSpec{
-		env:       encodeEnv(landlockInside(st.tmp).forInside(c.Env)),
+		env:       encodeEnv(st.commandEnv(c.Env)),
 		maxOutput: l.MaxOutput,
 		grace:     graceOr(l.Grace),
 		attr:      st.attr,
@@ -239,10 +241,16 @@ func (l *Landlock) setup() (*landlockState, error) {
 
 // newState checks the settings and builds what every command shares.
 func (l *Landlock) newState() (*landlockState, error) {
+	net := NetNone
 	switch l.Net {
-	case "", "none":
+	case "", NetNone:
+	case NetProxy:
+		if l.Egress == nil {
+			return nil, fmt.Errorf("%w: network policy %q without an egress proxy", ErrInvalid, l.Net)
+		}
+		net = NetProxy
 	default:
-		return nil, fmt.Errorf("%w: network policy %q (only \"none\" is supported)", ErrInvalid, l.Net)
+		return nil, fmt.Errorf("%w: network policy %q (use \"none\" or \"proxy\")", ErrInvalid, l.Net)
 	}
 	if !filepath.IsAbs(l.WorkDir) {
 		return nil, fmt.Errorf("%w: work dir %q is not absolute", ErrInvalid, l.WorkDir)
@@ -282,7 +290,7 @@ func (l *Landlock) newState() (*landlockState, error) {
 	if abi := landlockABI(); abi < MinLandlockABI {
 		return nil, fmt.Errorf("%w: Landlock ABI %d, need at least %d", ErrStart, abi, MinLandlockABI)
 	}
-	st := &landlockState{helper: helper, workDir: work, netns: netns, cgroups: findPidsCgroup()}
+	st := &landlockState{helper: helper, workDir: work, netns: netns, net: net, cgroups: findPidsCgroup()}
 	if st.cgroups != "" {
 		sweepCgroups(st.cgroups)
 		if l.memory() > 0 {
@@ -297,6 +305,12 @@ func (l *Landlock) newState() (*landlockState, error) {
 	if err := st.build(os.Geteuid() == 0); err != nil {
 		_ = st.release()
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	if st.net == NetProxy {
+		if st.egress, err = startEgress(st.netnsF, l.Egress); err != nil {
+			_ = st.release()
+			return nil, fmt.Errorf("%w: %w", ErrStart, err)
+		}
 	}
 	return st, nil
 }
@@ -334,7 +348,11 @@ func (st *landlockState) build(root bool) error {
 		st.attr.Cloneflags |= syscall.CLONE_NEWNS // the masks are the helper's alone
 	}
 	grants := systemGrants(st.workDir, st.tmp)
-	fd, err := newRuleset(grants)
+	var ports []uint16
+	if st.net == NetProxy {
+		ports = []uint16{ProxyPort}
+	}
+	fd, err := newRuleset(grants, ports...)
 	if err != nil {
 		return err
 	}
@@ -348,7 +366,7 @@ func (st *landlockState) build(root bool) error {
 			zgrants = append(zgrants, grant{grantRW, filepath.Dir(st.workDir)})
 		}
 	}
-	if fd, err = newRuleset(zgrants); err != nil {
+	if fd, err = newRuleset(zgrants, ports...); err != nil {
 		return err
 	}
 	st.zygoteRuleset = os.NewFile(uintptr(fd), "landlock-zygote-ruleset")
@@ -363,6 +381,7 @@ func (st *landlockState) release() error {
 		st.zyg = nil
 	}
 	st.zmu.Unlock()
+	_ = st.egress.stop()
 	if st.zygoteRuleset != nil {
 		_ = st.zygoteRuleset.Close()
 	}
@@ -548,4 +567,14 @@ func (c *pidsCgroup) noteOOM(res *Result) {
 	if c != nil && c.oomKilled() {
 		res.OOMKilled, res.MemoryLimit = true, c.memLimit
 	}
+}
+
+// commandEnv is a command's environment: env as the sandbox forces it
+// (landlockInside), with the proxy's variables under NetProxy.
+func (st *landlockState) commandEnv(env []string) []string {
+	env = landlockInside(st.tmp).forInside(env)
+	if st.net == NetProxy {
+		env = ProxyEnv(env, proxyAddr())
+	}
+	return env
 }

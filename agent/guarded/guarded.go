@@ -39,6 +39,7 @@ import (
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/contract"
+	"github.com/reinhq/rein/egress"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/model"
@@ -144,6 +145,9 @@ type Options struct {
 	Environ []string
 	// NetAllow lists the internal hosts webfetch may reach.
 	NetAllow []string
+	// NetDomains, when set, are the only hosts webfetch may fetch from
+	// ([network] domains: "example.org", "*.example.net:443").
+	NetDomains []string
 	// MaxContextTokens compacts the conversation near this many tokens (0:
 	// never).
 	MaxContextTokens int64
@@ -210,11 +214,16 @@ type Sandbox struct {
 	// 20). See bash.Staging.
 	NoStage       bool
 	StageAskAbove int
+	// Egress, with a non-empty allowlist, lets landlock commands reach
+	// the hosts on it through rein's egress proxy (package egress; config
+	// [sandbox.network]), each connection recorded in the audit log. It
+	// needs root; docker containers keep no network. Nil: no network.
+	Egress *egress.Config
 }
 
 func (s Sandbox) harness() harness.Sandbox {
 	return harness.Sandbox{Backend: s.Backend, Image: s.Image, Runtime: s.Runtime, Memory: s.Memory, Helper: s.Helper,
-		NoStage: s.NoStage, StageAskAbove: s.StageAskAbove}
+		NoStage: s.NoStage, StageAskAbove: s.StageAskAbove, Egress: s.Egress}
 }
 
 // Session is one guarded session, ready to run once.
@@ -274,7 +283,7 @@ func New(_ context.Context, opts Options) (*Session, error) {
 	return &Session{spec: harness.Spec{
 		ID: session.NewID(time.Now()), Model: opts.Model, WorkDir: dir, Tools: opts.Tools, ReadLines: opts.ReadLines,
 		Policy: policy(opts, approver),
-		Asker:  opts.Asker, NetAllow: opts.NetAllow, Limits: limits,
+		Asker:  opts.Asker, NetAllow: opts.NetAllow, NetDomains: opts.NetDomains, Limits: limits,
 		AuditDir: opts.AuditDir, Durability: opts.Durability, RollbackDir: opts.RollbackDir, NoRollback: opts.NoRollback,
 		Meta: opts.Meta, Sandbox: opts.Sandbox.harness(), Announce: opts.Announce,
 		Redact: secret.NewRedactor(environ).Redact, System: system,

@@ -72,7 +72,7 @@ func Pipeline(opts Options, ledger *flow.Ledger) (*gate.Pipeline, error) {
 		}
 		p.Lookup = reg.Lookup
 	}
-	return harness.Gates(p, opts.WorkDir, &netguard.Policy{Allow: opts.NetAllow})
+	return harness.Gates(p, opts.WorkDir, &netguard.Policy{Allow: opts.NetAllow, Domains: opts.NetDomains})
 }
 
 // Tools returns the registry of a session built from opts: the built-in

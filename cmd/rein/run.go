@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/egress"
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/contract"
@@ -245,10 +246,21 @@ func optionsOf(cfg config.Config, a approve.Approver) guarded.Options {
 	return guarded.Options{
 		Allow: cfg.Tools.Allow, Mode: permission.Mode(cfg.Permissions.Mode), Rules: cfg.Permissions.Rules,
 		ToolLimits: cfg.Tools.Limits, Protected: cfg.Protect.List(), Flow: cfg.Flow.OnHit, Approver: a,
-		NetAllow: cfg.Network.Allow, ReadLines: cfg.Tools.ReadLines, Limits: cfg.Limits.Budget(),
+		NetAllow: cfg.Network.Allow, NetDomains: cfg.Network.Domains, ReadLines: cfg.Tools.ReadLines, Limits: cfg.Limits.Budget(),
 		Sandbox: guarded.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime,
-			Memory: cfg.Sandbox.Memory, Helper: reinBinary(), StageAskAbove: cfg.Sandbox.StageAskAbove},
+			Memory: cfg.Sandbox.Memory, Helper: reinBinary(), StageAskAbove: cfg.Sandbox.StageAskAbove,
+			Egress: egressOf(cfg)},
 	}
+}
+
+// egressOf is the egress proxy [sandbox.network] asks for, nil for none.
+// The configuration was validated when it was loaded.
+func egressOf(cfg config.Config) *egress.Config {
+	e, err := cfg.Sandbox.Network.Egress()
+	if err != nil || len(e.Allow) == 0 {
+		return nil
+	}
+	return &e
 }
 
 // startupChecks warns, on w, of the secret-looking environment variables

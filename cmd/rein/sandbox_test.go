@@ -55,6 +55,13 @@ func TestSandboxDoctor(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "landlock  yes  Landlock ABI") || !strings.Contains(stdout, "none      yes  only when asked for") {
 		t.Fatalf("exit %d:\n%s", code, stdout)
 	}
+	want := "network   no   "
+	if os.Geteuid() == 0 {
+		want = "network   yes  "
+	}
+	if !strings.Contains(stdout, want) {
+		t.Fatalf("doctor does not say %q of the egress proxy:\n%s", want, stdout)
+	}
 }
 
 // run says loudly when commands run unsandboxed, and the log records which

@@ -47,6 +47,9 @@ type Spec struct {
 	Policy Policy
 	// NetAllow lists internal hosts webfetch may reach.
 	NetAllow []string
+	// NetDomains, when set, are the only hosts webfetch may fetch from
+	// (netguard.Policy.Domains).
+	NetDomains []string
 	// Asker answers ask_question; nil means nobody answers.
 	Asker  approve.Asker
 	Limits budget.Limits
@@ -157,6 +160,12 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	// Only a session that may run commands opens a sandbox.
 	var exec sandbox.Executor = unavailable{errors.New("run_bash is not on this session's allowlist")}
 	backend := ""
+	elog := &egressLog{}
+	if spec.Sandbox.Egress != nil {
+		cfg := *spec.Sandbox.Egress
+		cfg.Record = elog.record
+		spec.Sandbox.Egress = &cfg
+	}
 	if slices.Contains(spec.Policy.Allowed, "run_bash") {
 		ex, b, closeExec, err := OpenExecutor(ctx, spec.Sandbox, workdir, id)
 		if err != nil {
@@ -178,7 +187,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		return nil, err
 	}
 	defer snaps.close()
-	net := &netguard.Policy{Allow: spec.NetAllow}
+	net := &netguard.Policy{Allow: spec.NetAllow, Domains: spec.NetDomains}
 	if spec.Policy.Contract != nil {
 		// The model states the task's contract with this tool; it is
 		// offered whenever the session has a contract gate.
@@ -252,6 +261,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	} else if log, err = audit.Create(dir, id, opts...); err != nil {
 		return nil, err
 	}
+	elog.attach(log)
 	loop, err := agent.New(agent.Config{
 		Model:            spec.Model,
 		Tools:            reg,

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 
+	"github.com/reinhq/rein/egress"
 	"github.com/reinhq/rein/gate/shell"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/sandbox/docker"
@@ -39,6 +41,29 @@ type Sandbox struct {
 	// StageAskAbove is bash.Staging.AskAbove: how many files one command
 	// may change or delete before rein asks; 0 means the default.
 	StageAskAbove int
+	// Egress, when its allowlist is not empty, gives landlock commands the
+	// network through rein's egress proxy ([sandbox.network]); its Record
+	// is where each connection is reported (the session sets it to the
+	// audit log). Nil or an empty allowlist: no network. The docker
+	// backend does not take it (its containers keep --network none).
+	Egress *egress.Config
+}
+
+// withNetwork gives l the egress proxy s asks for: nothing when none is
+// asked for, an error when this process cannot serve it (not root).
+func (s Sandbox) withNetwork(l *sandbox.Landlock) error {
+	if s.Egress == nil || len(s.Egress.Allow) == 0 {
+		return nil
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("[sandbox.network] allow needs rein to run as root with the landlock backend (rein listens for the egress proxy inside the sandbox's network namespace); remove the allowlist to run commands without network")
+	}
+	p, err := egress.New(*s.Egress)
+	if err != nil {
+		return err
+	}
+	l.Net, l.Egress = sandbox.NetProxy, p
+	return nil
 }
 
 // unavailable is the executor of a session that has no sandbox and did not
@@ -75,6 +100,9 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 			return nil, "", nil, fmt.Errorf("--sandbox landlock: %w", err)
 		}
 		l := &sandbox.Landlock{WorkDir: workdir, Memory: mem, Stage: !s.NoStage}
+		if err := s.withNetwork(l); err != nil {
+			return nil, "", nil, fmt.Errorf("--sandbox landlock: %w", err)
+		}
 		return l, SandboxLandlock, l, nil
 	case SandboxDocker:
 		if s.Image == "" {
@@ -89,6 +117,9 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 		_, lerr := sandbox.LandlockStatus()
 		if lerr == nil {
 			l := &sandbox.Landlock{WorkDir: workdir, Memory: mem, Stage: !s.NoStage}
+			if err := s.withNetwork(l); err != nil {
+				return nil, "", nil, fmt.Errorf("sandbox: %w", err)
+			}
 			return l, SandboxLandlock, l, nil
 		}
 		if s.Image != "" {

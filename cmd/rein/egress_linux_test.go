@@ -1,0 +1,63 @@
+//go:build linux
+
+package main
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/internal/testenv"
+	"github.com/reinhq/rein/internal/testnet"
+)
+
+// TestRunEgress is the network allowlist end to end: [sandbox.network]
+// in the user's config gives a session's commands the test host and
+// nothing else, and every connection is in the audit log.
+func TestRunEgress(t *testing.T) {
+	needLandlock(t)
+	if os.Geteuid() != 0 {
+		testenv.Need(t, "netns", os.ErrPermission)
+	}
+	h, err := testnet.New(t.Context())
+	testenv.Need(t, "netns", err)
+	t.Cleanup(func() { _ = h.Close() })
+	ln, err := h.Listen(80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("from the test host")) })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	writeFile(t, filepath.Join(dir, "config", "rein", "config.toml"), "[sandbox.network]\nallow = [\""+h.Addr.String()+"\"]\n")
+	script := filepath.Join(dir, "s.json")
+	cmd := `curl -sS http://` + h.Addr.String() + `/; echo; curl -s -o /dev/null -w '%{http_code}\\n' http://` + h.Gateway.String() + `/`
+	writeFile(t, script, `{"turns":[{"text":"x","calls":[{"tool":"run_bash","args":{"command":"`+cmd+`"}}]},{"text":"done"}]}`)
+	auditDir := filepath.Join(dir, "audit")
+	code, _, stderr := runRein(t, "", "run", "--model", "scripted:"+script, "--workdir", workIn(t, dir), "--mode", "bypass",
+		"--tools", "run_bash", "--sandbox", "landlock", "--audit-dir", auditDir, "Fetch both pages with curl.")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	logs, _ := filepath.Glob(filepath.Join(auditDir, "*.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("audit logs: %v", logs)
+	}
+	data, _ := os.ReadFile(logs[0])
+	log := string(data)
+	for _, want := range []string{
+		`from the test host\n403`, // the command's output: the listed host answered, the other was refused
+		`"type":"egress"`, `"decision":"allow"`, `"host":"` + h.Addr.String() + `"`,
+		`"decision":"deny","gate":"egress","reason":"egress refused: not on the allowlist: ` + h.Gateway.String(),
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %s:\n%s", want, log[strings.Index(log, `"seq":2`):])
+		}
+	}
+}

@@ -1,0 +1,5 @@
+package egress
+
+import "time"
+
+func sleep() { time.Sleep(10 * time.Millisecond) }

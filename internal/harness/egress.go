@@ -1,0 +1,53 @@
+package harness
+
+import (
+	"sync"
+
+	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/egress"
+	"github.com/reinhq/rein/gate"
+)
+
+// egressLog writes the egress proxy's connections to the session's audit
+// log, which exists only after the sandbox is open: what comes before
+// (nothing, in practice: commands run in the loop) waits for it.
+type egressLog struct {
+	mu      sync.Mutex
+	w       *audit.Writer
+	pending []audit.Record
+}
+
+// maxPending bounds what waits for the log.
+const maxPending = 1024
+
+func (l *egressLog) record(c egress.Conn) {
+	d := gate.Deny
+	if c.Allowed {
+		d = gate.Allow
+	}
+	r := audit.Record{
+		Type: audit.Egress, Gate: "egress", Decision: audit.DecisionOf(d), Reason: c.Reason,
+		DurationMS: float64(c.Duration.Microseconds()) / 1000,
+		Conn:       &audit.EgressConn{Proto: c.Proto, Host: c.Host, Port: c.Port, Addr: c.Addr, Up: c.Up, Down: c.Down},
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.w == nil {
+		if len(l.pending) < maxPending {
+			l.pending = append(l.pending, r)
+		}
+		return
+	}
+	_ = l.w.Write(r) // a failed log fails the session's next write too, which stops it
+}
+
+// attach sends what waited, and everything after, to w.
+func (l *egressLog) attach(w *audit.Writer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.w = w
+	for _, r := range l.pending {
+		_ = w.Write(r)
+	}
+	l.pending = nil
+}
