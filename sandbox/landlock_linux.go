@@ -45,10 +45,10 @@ type landlockState struct {
 	stage     bool // asked for
 	stageRoot string
 	stageErr  error
-	stageMu   sync.Mutex  // held for a staged command's life
-	stageOff  atomic.Bool // the stager could not mount: run unstaged
-	net    string       // the network policy: NetNone or NetProxy
-	egress *egressState // the proxy's listener and server, under NetProxy
+	stageMu   sync.Mutex   // held for a staged command's life
+	stageOff  atomic.Bool  // the stager could not mount: run unstaged
+	net       string       // the network policy: NetNone or NetProxy
+	egress    *egressState // the proxy's listener and server, under NetProxy
 }
 
 // systemDirs are readable and executable inside the sandbox, where they
