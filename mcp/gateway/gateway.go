@@ -127,7 +127,8 @@ func (g *Gateway) Serve(ctx context.Context, t sdk.Transport) error {
 		return err
 	}
 	defer hs.close()
-	ss, err := hs.srv.Connect(ctx, t, nil)
+	srv := g.server(hs.set.Tools(), func(*sdk.ServerSession) (*hostSession, error) { return hs, nil })
+	ss, err := srv.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
@@ -161,13 +162,13 @@ type hostSession struct {
 	ledger *flow.Ledger
 	log    *audit.Writer
 	redact func(string) string
-	srv    *sdk.Server
 
 	ctx     context.Context // ends with the session: its calls stop
 	stop    context.CancelFunc
 	mu      sync.Mutex
 	pending map[string]*pending
 
+	onClose  func() // set before the session is shared
 	peer     atomic.Pointer[sdk.ServerSession]
 	calls    atomic.Int64
 	refused  atomic.Int64
@@ -217,21 +218,37 @@ func (g *Gateway) open(ctx context.Context) (*hostSession, error) {
 		set.Close()
 		return nil, fmt.Errorf("gateway: audit log: %w", err)
 	}
-	hs.srv = sdk.NewServer(&sdk.Implementation{Name: "rein-gateway", Version: "1"}, &sdk.ServerOptions{
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
-		InitializedHandler: func(_ context.Context, req *sdk.InitializedRequest) {
-			hs.bind(req.Session)
-		},
-	})
-	for _, t := range set.Tools() {
-		spec := t.Spec()
-		hs.srv.AddTool(&sdk.Tool{Name: spec.Name, Description: spec.Description, InputSchema: spec.Schema, Annotations: annotations(spec.Effect)}, hs.handle)
-	}
 	g.notice("session %s opened: %d tool(s) offered; audit log %s", hs.id, len(set.Tools()), hs.log.Path())
 	for _, u := range set.Unavailable() {
 		g.notice("session %s: %s is not offered: %s", hs.id, u.Name, u.Reason)
 	}
 	return hs, nil
+}
+
+// server is the MCP server a host talks to: it offers tools and hands
+// each call to the host session that session(ss) finds for the host's
+// connection.
+func (g *Gateway) server(tools []tool.Tool, session func(*sdk.ServerSession) (*hostSession, error)) *sdk.Server {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "rein-gateway", Version: "1"}, &sdk.ServerOptions{
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		InitializedHandler: func(_ context.Context, req *sdk.InitializedRequest) {
+			if hs, err := session(req.Session); err == nil {
+				hs.bind(req.Session)
+			}
+		},
+	})
+	handle := func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		hs, err := session(req.Session)
+		if err != nil {
+			return errResult("rein: " + err.Error()), nil
+		}
+		return hs.handle(ctx, req)
+	}
+	for _, t := range tools {
+		spec := t.Spec()
+		srv.AddTool(&sdk.Tool{Name: spec.Name, Description: spec.Description, InputSchema: spec.Schema, Annotations: annotations(spec.Effect)}, handle)
+	}
+	return srv
 }
 
 // annotations tell the host rein's effect class (a host may show it).
@@ -283,6 +300,9 @@ func (hs *hostSession) close() {
 			Answer: fmt.Sprintf("the host disconnected after %d call(s), %d refused", n, hs.refused.Load())})
 		_ = hs.log.Close()
 		_ = hs.set.Close()
+		if hs.onClose != nil {
+			hs.onClose()
+		}
 		hs.g.notice("session %s closed: %d call(s), %d refused", hs.id, n, hs.refused.Load())
 	})
 }

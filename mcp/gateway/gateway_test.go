@@ -423,7 +423,18 @@ func TestHTTP(t *testing.T) {
 	if got, isErr := callText(t, cs, "remote__echo", `{"text":"via http"}`); isErr || got != "echo: via http" {
 		t.Errorf("echo = %q", got)
 	}
+	if got, isErr := callText(t, cs, "remote__echo", `{"text":"again"}`); isErr || got != "echo: again" {
+		t.Errorf("echo = %q", got)
+	}
 	cs.Close()
+	// One host connection, one session: its calls share a log.
+	sessions := map[string]int{}
+	for _, rec := range r.records() {
+		sessions[rec.Session]++
+	}
+	if len(sessions) != 1 {
+		t.Errorf("%d sessions for one host connection: %v", len(sessions), sessions)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for _, a := range upstreamAuth {

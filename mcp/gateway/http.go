@@ -10,14 +10,13 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// handshake is how long a new HTTP session may take to complete MCP's
-// handshake before its upstream servers are stopped.
-const handshake = 30 * time.Second
+	"github.com/reinhq/rein/mcp"
+)
 
 // NewToken returns a fresh bearer token (256 random bits, hex).
 func NewToken() string {
@@ -46,28 +45,45 @@ func CheckLoopback(addr string) error {
 // Handler serves hosts over streamable HTTP: every request must carry
 // "Authorization: Bearer TOKEN"; each MCP session a host opens is a
 // session of the gateway's (its own upstream servers, gates and audit
-// log), closed when the host ends it or after idle of inactivity. The
-// host's headers, its token included, never reach an upstream server.
-// Sessions are opened with ctx: cancelling it stops their servers.
+// log), opened at the session's handshake and closed when the host ends
+// it or after idle without a request. The tools offered are those the
+// upstream servers list now (Handler connects once to see them); a tool
+// a later session's server no longer offers is refused in that session.
+// The host's headers, its token included, never reach an upstream server.
+// Sessions live within ctx: cancelling it stops their servers.
 func (g *Gateway) Handler(ctx context.Context, token string, idle time.Duration) (http.Handler, error) {
 	if len(token) < 16 {
 		return nil, errors.New("gateway: the bearer token must have at least 16 characters")
 	}
-	mcpH := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
+	probe, err := mcp.Connect(ctx, g.opts.MCP, g.opts.Connect)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	tools := probe.Tools()
+	_ = probe.Close()
+	var mu sync.Mutex
+	sessions := map[*sdk.ServerSession]*hostSession{}
+	srv := g.server(tools, func(ss *sdk.ServerSession) (*hostSession, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if hs := sessions[ss]; hs != nil {
+			return hs, nil
+		}
 		hs, err := g.open(ctx)
 		if err != nil {
 			g.notice("a host's session could not start: %v", err)
-			return nil
+			return nil, err
 		}
-		// The session ends when the host's connection does (see open); a
-		// host that never completes the handshake is closed after a while.
-		time.AfterFunc(handshake, func() {
-			if hs.peer.Load() == nil {
-				hs.close()
-			}
-		})
-		return hs.srv
-	}, &sdk.StreamableHTTPOptions{SessionTimeout: idle})
+		sessions[ss] = hs
+		hs.onClose = func() {
+			mu.Lock()
+			delete(sessions, ss)
+			mu.Unlock()
+		}
+		hs.bind(ss)
+		return hs, nil
+	})
+	mcpH := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{SessionTimeout: idle})
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(strings.TrimSpace(r.Header.Get("Authorization")))
