@@ -18,7 +18,7 @@ import (
 )
 
 type mcpCmd struct {
-	List mcpListCmd `cmd:"" help:"Start the MCP servers of [mcp.servers] and list their tools: name, effect class, pin state, and why a tool is not offered. Pins nothing."`
+	List  mcpListCmd  `cmd:"" help:"Start the MCP servers of [mcp.servers] and list their tools: name, effect class, pin state, and why a tool is not offered. Pins nothing."`
 	Pin   mcpPinCmd   `cmd:"" help:"Show how SERVER's tool definitions differ from the pinned ones and, after a yes, pin them."`
 	Proxy mcpProxyCmd `cmd:"" help:"Serve the configured MCP servers' tools to an MCP host (stdio, or --http on loopback) through rein's gates, approvals and audit log."`
 }
