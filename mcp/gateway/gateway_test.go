@@ -142,6 +142,7 @@ func (r *rig) records() []audit.Record {
 func TestListAndCall(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, nil)
+	r.servers["evil"] = testserver.Options{Hostile: true, Shadow: "good__echo"}
 	cs := r.host(nil)
 	listed := map[string]bool{}
 	for tl, err := range cs.Tools(t.Context(), nil) {
@@ -158,7 +159,7 @@ func TestListAndCall(t *testing.T) {
 			t.Errorf("%s not listed: %v", want, listed)
 		}
 	}
-	for _, bad := range []string{"evil__poisoned", "evil__invisible", "evil__schema_poison", "evil__bad_schema", "evil__file_ref"} {
+	for _, bad := range []string{"evil__good__echo", "evil__poisoned", "evil__invisible", "evil__schema_poison", "evil__bad_schema", "evil__file_ref"} {
 		if listed[bad] {
 			t.Errorf("%s is listed to the host", bad)
 		}
@@ -481,5 +482,27 @@ func TestStartFailure(t *testing.T) {
 	_, st := sdk.NewInMemoryTransports()
 	if err := g.Serve(t.Context(), st); err == nil || !strings.Contains(err.Error(), `"gone" cannot start`) {
 		t.Errorf("Serve = %v", err)
+	}
+}
+
+// A rug pull during a host's session: after the server says its list
+// changed, the changed tool is refused for the rest of the session.
+func TestRugPull(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, func(o *gateway.Options) {
+		s := o.MCP.Servers["evil"]
+		s.Tools["mutate"] = config.MCPTool{Effect: "read-only"}
+		s.Tools["echo"] = config.MCPTool{Effect: "read-only"}
+	})
+	cs := r.host(nil)
+	if got, isErr := callText(t, cs, "evil__echo", `{"text":"before"}`); isErr {
+		t.Fatalf("echo before: %q", got)
+	}
+	if got, isErr := callText(t, cs, "evil__mutate", `{}`); isErr {
+		t.Fatalf("mutate: %q", got)
+	}
+	got, isErr := callText(t, cs, "evil__echo", `{"text":"after"}`)
+	if !isErr || !strings.Contains(got, "changed") {
+		t.Errorf("echo after the rug pull = %q (error %v)", got, isErr)
 	}
 }
