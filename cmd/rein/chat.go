@@ -36,6 +36,7 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	defer servers.Close()
+	p.meta.MCPUnsandboxed = unsandboxed(servers)
 	p.opts.Tools = append(p.opts.Tools, servers.Tools()...)
 	if p.opts.ExactAllow {
 		p.opts.Allow = append(p.opts.Allow, servers.Names()...)

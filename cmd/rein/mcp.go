@@ -242,6 +242,18 @@ func connectMCP(ctx context.Context, e env, cfg config.MCP, asker approve.Asker)
 	return set, nil
 }
 
+// unsandboxed names the stdio servers of set with their command, for the
+// session's start record: they run with the user's rights.
+func unsandboxed(set *mcp.Set) []string {
+	var out []string
+	for _, s := range set.Servers() {
+		if strings.HasPrefix(s.Transport, "stdio: ") {
+			out = append(out, s.Name+" ("+s.Transport+")")
+		}
+	}
+	return out
+}
+
 // lineAsker puts a question (a server's elicitation) to the human at the
 // terminal; without one, nobody answers.
 type lineAsker struct {

@@ -94,7 +94,9 @@ func BenchmarkConnectList100(b *testing.B) {
 		for i := range 100 {
 			s.AddTool(&sdk.Tool{Name: fmt.Sprintf("tool_%03d", i), Description: fmt.Sprintf("Does thing number %d with the text it is given.", i),
 				InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"count":{"type":"integer","minimum":0}},"required":["text"]}`)},
-				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return &sdk.CallToolResult{}, nil })
+				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+					return &sdk.CallToolResult{}, nil
+				})
 		}
 		ct, st := sdk.NewInMemoryTransports()
 		go func() { _ = s.Run(ctx, st) }()
