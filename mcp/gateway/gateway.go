@@ -122,11 +122,14 @@ func New(opts Options) (*Gateway, error) {
 // disconnects or ctx ends. An upstream server that cannot start is an
 // error before anything is served.
 func (g *Gateway) Serve(ctx context.Context, t sdk.Transport) error {
+	g.wg.Add(1) // Wait waits for this session's end too
+	defer g.wg.Done()
 	hs, err := g.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer hs.close()
+	hs.served = true // Serve waits for the connection and closes the session itself
 	srv := g.server(hs.set.Tools(), func(*sdk.ServerSession) (*hostSession, error) { return hs, nil })
 	ss, err := srv.Connect(ctx, t, nil)
 	if err != nil {
@@ -169,6 +172,7 @@ type hostSession struct {
 	pending map[string]*pending
 
 	onClose  func() // set before the session is shared
+	served   bool   // Serve owns the connection: no watcher (set before it is shared)
 	peer     atomic.Pointer[sdk.ServerSession]
 	calls    atomic.Int64
 	refused  atomic.Int64
@@ -280,7 +284,7 @@ func (g *Gateway) notice(format string, args ...any) {
 // bind remembers the host's connection, to elicit through it, and
 // closes the session when that connection ends.
 func (hs *hostSession) bind(ss *sdk.ServerSession) {
-	if ss == nil || !hs.peer.CompareAndSwap(nil, ss) {
+	if ss == nil || !hs.peer.CompareAndSwap(nil, ss) || hs.served {
 		return
 	}
 	hs.g.wg.Add(1)
