@@ -80,6 +80,10 @@ type Options struct {
 	// Transports, when it has an entry for a server, connects to it over
 	// that transport instead of its command or URL (tests, embedders).
 	Transports map[string]sdk.Transport
+	// NewTransport, when set and it returns a transport for a server, is
+	// called at each Connect for a fresh one (a gateway connects anew for
+	// every host session); it comes after Transports.
+	NewTransport func(server string) sdk.Transport
 	// MaxMessageBytes caps one message read from a stdio server; a bigger
 	// one closes the connection (default 8 MiB).
 	MaxMessageBytes int

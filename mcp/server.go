@@ -56,9 +56,14 @@ func dial(ctx context.Context, name string, sc config.MCPServer, opts Options, p
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { s.stale.Store(true) },
 	})
 	var tr sdk.Transport
+	if opts.NewTransport != nil {
+		tr = opts.NewTransport(name)
+	}
 	switch {
 	case opts.Transports[name] != nil:
 		tr, s.transport = opts.Transports[name], "custom"
+	case tr != nil:
+		s.transport = "custom"
 	case sc.Command != "":
 		p, err := startProcess(sc, opts)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -111,12 +112,34 @@ func resultText(res *sdk.CallToolResult, max int) string {
 			b.add(fmt.Sprintf("[content of type %T, not shown]", c))
 		}
 	}
-	if len(res.Content) == 0 && res.StructuredContent != nil {
-		if data, err := json.Marshal(res.StructuredContent); err == nil {
+	// Structured content is shown unless a text block already carries it
+	// (the spec asks servers to, and not all do: the go-sdk's memory
+	// server answers read_graph with "Graph read successfully" and the
+	// graph only as structured content).
+	if res.StructuredContent != nil {
+		if data, err := json.Marshal(res.StructuredContent); err == nil && !hasText(res.Content, data) {
+			if len(res.Content) > 0 {
+				b.add("\n[structured content]\n")
+			}
 			b.add(string(data))
 		}
 	}
 	return b.String()
+}
+
+// hasText reports whether a text block of content is data, as JSON.
+func hasText(content []sdk.Content, data []byte) bool {
+	for _, c := range content {
+		tc, ok := c.(*sdk.TextContent)
+		if !ok {
+			continue
+		}
+		var a, b any
+		if json.Unmarshal([]byte(tc.Text), &a) == nil && json.Unmarshal(data, &b) == nil && reflect.DeepEqual(a, b) {
+			return true
+		}
+	}
+	return false
 }
 
 // capped is a builder that keeps at most max bytes and counts the rest.

@@ -29,6 +29,18 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	defer p.lines.Close()
+	// MCP servers start before anything is asked: one that cannot start
+	// stops the session with the reason, before the first model call.
+	servers, err := connectMCP(ctx, e, p.meta.Config.MCP, askerFor(p, e, c.ApprovalTimeout))
+	if err != nil {
+		return err
+	}
+	defer servers.Close()
+	p.meta.MCPUnsandboxed = unsandboxed(servers)
+	p.opts.Tools = append(p.opts.Tools, servers.Tools()...)
+	if p.opts.ExactAllow {
+		p.opts.Allow = append(p.opts.Allow, servers.Names()...)
+	}
 	// The conversation is on stdout; with --json stdout is the event
 	// stream, so the prompts go to stderr.
 	talk := e.stdout

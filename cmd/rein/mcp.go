@@ -18,8 +18,9 @@ import (
 )
 
 type mcpCmd struct {
-	List mcpListCmd `cmd:"" help:"Start the MCP servers of [mcp.servers] and list their tools: name, effect class, pin state, and why a tool is not offered. Pins nothing."`
-	Pin  mcpPinCmd  `cmd:"" help:"Show how SERVER's tool definitions differ from the pinned ones and, after a yes, pin them."`
+	List  mcpListCmd  `cmd:"" help:"Start the MCP servers of [mcp.servers] and list their tools: name, effect class, pin state, and why a tool is not offered. Pins nothing."`
+	Pin   mcpPinCmd   `cmd:"" help:"Show how SERVER's tool definitions differ from the pinned ones and, after a yes, pin them."`
+	Proxy mcpProxyCmd `cmd:"" help:"Serve the configured MCP servers' tools to an MCP host (stdio, or --http on loopback) through rein's gates, approvals and audit log."`
 }
 
 // mcpConfigFlags find the configuration the way rein run does.
@@ -239,6 +240,18 @@ func connectMCP(ctx context.Context, e env, cfg config.MCP, asker approve.Asker)
 		fmt.Fprintf(e.stderr, "rein: MCP tool %s is not offered: %s\n", termsafe.Line(t.Name), termsafe.Line(t.Reason))
 	}
 	return set, nil
+}
+
+// unsandboxed names the stdio servers of set with their command, for the
+// session's start record: they run with the user's rights.
+func unsandboxed(set *mcp.Set) []string {
+	var out []string
+	for _, s := range set.Servers() {
+		if strings.HasPrefix(s.Transport, "stdio: ") {
+			out = append(out, s.Name+" ("+s.Transport+")")
+		}
+	}
+	return out
 }
 
 // lineAsker puts a question (a server's elicitation) to the human at the

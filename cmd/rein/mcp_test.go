@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // rein run offers the tools of the configured MCP servers, records their
@@ -74,7 +77,7 @@ func TestMCPCommands(t *testing.T) {
 		t.Fatalf("audit logs: %v", logs)
 	}
 	data, _ := os.ReadFile(logs[0])
-	want("audit log", string(data), `"tool":"srv__echo"`, "echo: hi from mcp")
+	want("audit log", string(data), `"tool":"srv__echo"`, "echo: hi from mcp", `"mcp_unsandboxed":["evil (stdio: `)
 
 	// The server's echo changes: a rug pull between sessions.
 	writeConfig(`"-variant", "2"`)
@@ -118,7 +121,70 @@ func TestMCPCommands(t *testing.T) {
 		t.Errorf("run with a broken server: %d, want %d", code, exitError)
 	}
 	want("broken server", errOut, `refusing to start: MCP server "gone" cannot start`)
+	// The conversation too, before it asks anything.
+	code, _, errOut = rein("--model", "scripted:"+script, "--workdir", work, "--audit-dir", audit)
+	if code != exitError {
+		t.Errorf("chat with a broken server: %d, want %d", code, exitError)
+	}
+	want("chat, broken server", errOut, `refusing to start: MCP server "gone" cannot start`)
 	if logs, _ := filepath.Glob(filepath.Join(audit, "*.jsonl")); len(logs) != 1 {
 		t.Errorf("a session that could not start left a log: %v", logs)
+	}
+}
+
+// rein mcp proxy serves a host (the go-sdk client) over stdio: the
+// configured server's tools, gated (an unclassified tool, with no way to
+// ask, is refused), recorded in an audit log of the proxy's session.
+func TestMCPProxyCommand(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "mcptestserver")
+	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "../../mcp/internal/testserver/mcptestserver").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	work := filepath.Join(dir, "work")
+	cfgFile := filepath.Join(dir, "proxy.toml")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgFile, []byte("[mcp.servers.srv]\ncommand = \""+bin+"\"\n[mcp.servers.srv.tools.echo]\neffect = \"read-only\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	audit := filepath.Join(dir, "audit")
+	hostIn, reinOut := io.Pipe()
+	reinIn, hostOut := io.Pipe()
+	var errOut bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(t.Context(), []string{"mcp", "proxy", "--config", cfgFile, "--workdir", work, "--audit-dir", audit},
+			env{stdin: reinIn, stdout: reinOut, stderr: &errOut})
+		reinOut.Close()
+	}()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "host"}, nil).Connect(t.Context(), &sdk.IOTransport{Reader: hostIn, Writer: hostOut}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, errOut.String())
+	}
+	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "srv__echo", Arguments: map[string]any{"text": "via proxy"}})
+	if err != nil || res.IsError || res.Content[0].(*sdk.TextContent).Text != "echo: via proxy" {
+		t.Errorf("srv__echo: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "srv__send", Arguments: map[string]any{"to": "a@b.example", "body": "x"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "rein refused") {
+		t.Errorf("srv__send was not refused: %v %+v", err, res)
+	}
+	cs.Close()
+	if code := <-done; code != 0 {
+		t.Errorf("proxy exit %d\n%s", code, errOut.String())
+	}
+	logs, _ := filepath.Glob(filepath.Join(audit, "*.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("audit logs: %v\n%s", logs, errOut.String())
+	}
+	data, _ := os.ReadFile(logs[0])
+	for _, w := range []string{`"tool":"srv__echo"`, `"tool":"srv__send"`, `"decision":"deny"`, `"type":"stop"`} {
+		if !strings.Contains(string(data), w) {
+			t.Errorf("audit log lacks %s", w)
+		}
 	}
 }

@@ -86,6 +86,9 @@ type settings struct {
 	Price *price.Price `json:"price_per_mtok,omitempty"`
 	// Conversation marks an interactive session (rein with no command).
 	Conversation bool `json:"conversation,omitempty"`
+	// MCPUnsandboxed lists the MCP stdio servers that run outside the
+	// sandbox, with the user's rights, as announced on stderr at start.
+	MCPUnsandboxed []string `json:"mcp_unsandboxed,omitempty"`
 }
 
 // prepared is a session ready to build: its options (Meta holds its
@@ -137,6 +140,7 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	defer servers.Close()
+	p.meta.MCPUnsandboxed = unsandboxed(servers)
 	p.opts.Tools = append(p.opts.Tools, servers.Tools()...)
 	if p.opts.ExactAllow {
 		p.opts.Allow = append(p.opts.Allow, servers.Names()...)
