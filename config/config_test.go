@@ -276,7 +276,8 @@ func TestKeys(t *testing.T) {
 		"tools.allow", "tools.read_lines", "tools.limits",
 		"permissions.mode", "permissions.rules", "network.allow",
 		"sandbox.backend", "sandbox.image", "sandbox.runtime", "sandbox.memory",
-		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "mcp.servers", "model.default", "prices",
+		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "mcp.servers", "model.default",
+		"approvals.url", "approvals.token_file", "prices",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {
 		t.Errorf("Keys() = %q, want %q", got, want)
@@ -293,6 +294,7 @@ func TestKeys(t *testing.T) {
 		"sandbox.memory": `"1GiB"`, "flow.on_hit": `"deny"`, "protect.paths": `["deploy/"]`,
 		"mcp.servers": `{ srv = { command = "srv" } }`,
 		"prices":      "{}", "model.default": `"scripted:x.json"`,
+		"approvals.url": `"http://127.0.0.1:7878"`, "approvals.token_file": `"/tmp/t"`,
 	}
 	for _, k := range want {
 		v, ok := values[k]

@@ -158,6 +158,7 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		"network.allow": `[]`, "sandbox.backend": `"auto"`, "sandbox.image": `""`, "sandbox.runtime": `""`,
 		"sandbox.memory": `"2GiB"`, "audit.dir": `""`, "audit.durability": `"fsync"`, "flow.on_hit": `"ask"`, "protect.paths": `["x/"]`, "prices": "{}",
 		"mcp.servers": "{}", "model.default": `"openai:gpt-4o-mini"`,
+		"approvals.url": `"http://127.0.0.1:7878"`, "approvals.token_file": `"/tmp/t"`,
 	}
 	for _, k := range config.Keys() {
 		v, ok := values[k]
@@ -168,6 +169,12 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		_, err := config.Load(project(t, k+" = "+v+"\n"))
 		if err != nil && strings.Contains(err.Error(), "has no rule") {
 			t.Errorf("%s: %v", k, err)
+		}
+	}
+	// A project may not send its agent's questions to a server of its choosing.
+	for _, body := range []string{"[approvals]\nurl = \"http://127.0.0.1:9\"\n", "[approvals]\ntoken_file = \"/tmp/t\"\n", "approvals = {}\n"} {
+		if _, err := config.Load(project(t, body)); err == nil || !strings.Contains(err.Error(), "approv") {
+			t.Errorf("a project set %q: %v", body, err)
 		}
 	}
 	// A project may lower the memory limit, not raise or lift it.

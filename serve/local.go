@@ -341,6 +341,9 @@ func chain(a, b func(audit.Record)) func(audit.Record) {
 // effectOf is what the approver shows of a tool's effect: its class, and
 // whether rein can undo it.
 func effectOf(reg *tool.Registry, name string, rollbackOn bool) (string, bool) {
+	if reg == nil {
+		return "unknown", false
+	}
 	t, ok := reg.Lookup(name)
 	if !ok {
 		return "unknown", false

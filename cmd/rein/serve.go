@@ -10,15 +10,18 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/reinhq/rein/agent/guarded"
+	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/internal/statedir"
 	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/serve"
+	"github.com/reinhq/rein/tool"
 )
 
 type serveCmd struct {
@@ -238,4 +241,49 @@ func limitsFlags(l *serve.Limits, f *agentFlags) error {
 		f.Timeout = capFlag[time.Duration]{set: true, v: d}
 	}
 	return nil
+}
+
+// remoteApprover is the approver of rein run --approvals URL (or the
+// user's approvals.url): the session's questions wait in that server's
+// queue. Nil when neither is set.
+func (c *agentFlags) remoteApprover(cfg config.Config) (*serve.Remote, error) {
+	raw := c.Approvals
+	if raw == "" {
+		raw = cfg.Approvals.URL
+	}
+	if raw == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usagef("--approvals %q: want the URL rein serve printed, like http://127.0.0.1:7878", raw)
+	}
+	if u.Scheme == "http" && !loopback(u.Hostname()) {
+		return nil, usagef("--approvals %s: the token would cross the network in clear text; use https (rein serve --tls-cert) or a loopback address", raw)
+	}
+	file := c.ApprovalsToken
+	if file == "" {
+		file = cfg.Approvals.TokenFile
+	}
+	var token string
+	switch {
+	case file != "":
+		if token, err = serve.ReadToken(file); err != nil {
+			return nil, usageError{err}
+		}
+	case os.Getenv("REIN_APPROVALS_TOKEN") != "":
+		token = strings.TrimSpace(os.Getenv("REIN_APPROVALS_TOKEN"))
+	default:
+		return nil, usagef("--approvals %s needs rein serve's token: pass --approvals-token-file FILE or set REIN_APPROVALS_TOKEN", raw)
+	}
+	reg := knownTools()
+	return &serve.Remote{URL: strings.TrimRight(raw, "/"), Token: token, Timeout: c.ApprovalTimeout,
+		Effect: func(name string) (string, bool) {
+			t, ok := reg.Lookup(name)
+			if !ok {
+				return "unknown", false
+			}
+			e := t.Spec().Effect
+			return e.String(), e == tool.Reversible
+		}}, nil
 }
