@@ -233,8 +233,15 @@ func TestWebhook(t *testing.T) {
 	}
 
 	// A receiver that hangs: sending returns at once, whatever the queue holds.
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
 	defer hang.Close()
+	defer close(release)
 	slow := NewNotifier(NotifierOptions{URL: hang.URL, Queue: 2, Backoff: time.Millisecond})
 	done := make(chan struct{})
 	go func() {
@@ -251,7 +258,6 @@ func TestWebhook(t *testing.T) {
 	cctx, ccancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer ccancel()
 	slow.Close(cctx)
-	hang.CloseClientConnections()
 }
 
 // TestManySessions runs many concurrent sessions that each ask once and

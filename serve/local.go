@@ -366,7 +366,7 @@ var (
 
 func (a *sessionApprover) base() Approval {
 	i := a.h.snapshot()
-	return Approval{Session: i.ID, Task: i.Task, Step: i.Step, Tokens: i.Tokens, CostUSD: i.CostUSD, Caps: a.h.limits}
+	return Approval{Session: i.ID, Task: i.Task, Step: i.Step, Tokens: i.Tokens, CostUSD: i.CostUSD, Caps: CapsOf(a.h.limits)}
 }
 
 // Choose asks the queue about a call; Deny is the default, and a sticky

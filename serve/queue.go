@@ -57,13 +57,32 @@ type Approval struct {
 	Step    int           `json:"step"`
 	Tokens  int64         `json:"tokens"`
 	CostUSD float64       `json:"cost_usd"`
-	Caps    budget.Limits `json:"caps"`
+	Caps    Caps          `json:"caps"`
 	// Asked and Expires bound the wait; at Expires the answer is No.
 	Asked   time.Time `json:"asked"`
 	Expires time.Time `json:"expires"`
 	// Token is the single-use token an answer must carry; it dies with
 	// the approval.
 	Token string `json:"token"`
+}
+
+// Caps are a session's limits as the API shows them (0: no cap).
+type Caps struct {
+	MaxSteps     int     `json:"max_steps,omitempty"`
+	MaxToolCalls int     `json:"max_tool_calls,omitempty"`
+	MaxTokens    int64   `json:"max_tokens,omitempty"`
+	MaxCostUSD   float64 `json:"max_cost_usd,omitempty"`
+	// Timeout is the wall-time cap as a Go duration ("30m0s").
+	Timeout string `json:"timeout,omitempty"`
+}
+
+// CapsOf is l as the API shows it.
+func CapsOf(l budget.Limits) Caps {
+	c := Caps{MaxSteps: l.MaxSteps, MaxToolCalls: l.MaxToolCalls, MaxTokens: l.MaxTokens, MaxCostUSD: l.MaxCostUSD}
+	if l.MaxWall > 0 {
+		c.Timeout = l.MaxWall.String()
+	}
+	return c
 }
 
 // Reply is a human's answer to a pending approval.

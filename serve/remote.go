@@ -36,7 +36,7 @@ type Ask struct {
 	Step     int             `json:"step,omitempty"`
 	Tokens   int64           `json:"tokens,omitempty"`
 	CostUSD  float64         `json:"cost_usd,omitempty"`
-	Caps     *budget.Limits  `json:"caps,omitempty"`
+	Caps     *Caps           `json:"caps,omitempty"`
 	// TimeoutSeconds is how long to wait; at most the server's own.
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 }
@@ -138,7 +138,8 @@ func (c *Remote) ask(ctx context.Context, a Ask) (Answered, error) {
 	if c.State != nil {
 		var caps budget.Limits
 		a.Step, a.Tokens, a.CostUSD, caps = c.State()
-		a.Caps = &caps
+		cp := CapsOf(caps)
+		a.Caps = &cp
 	}
 	body, err := json.Marshal(a)
 	if err != nil {
