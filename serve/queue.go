@@ -53,11 +53,11 @@ type Approval struct {
 	// Question is the model's question (KindQuestion).
 	Question string `json:"question,omitempty"`
 	// The session: its task, step, use so far and caps.
-	Task    string        `json:"task,omitempty"`
-	Step    int           `json:"step"`
-	Tokens  int64         `json:"tokens"`
-	CostUSD float64       `json:"cost_usd"`
-	Caps    Caps          `json:"caps"`
+	Task    string  `json:"task,omitempty"`
+	Step    int     `json:"step"`
+	Tokens  int64   `json:"tokens"`
+	CostUSD float64 `json:"cost_usd"`
+	Caps    Caps    `json:"caps"`
 	// Asked and Expires bound the wait; at Expires the answer is No.
 	Asked   time.Time `json:"asked"`
 	Expires time.Time `json:"expires"`
