@@ -42,11 +42,24 @@ type Config struct {
 	Protect     Protect     `toml:"protect" json:"protect"`
 	MCP         MCP         `toml:"mcp" json:"mcp"`
 	Model       Model       `toml:"model" json:"model"`
+	// Approvals sends a run's questions to a running rein serve. Only the
+	// user's own config or flags may set it: a project's may not (a
+	// repository must not choose who approves its agent's calls).
+	Approvals Approvals `toml:"approvals" json:"approvals"`
 	// Prices are the models' prices, keyed "provider:model" (price.Defaults,
 	// overridden per model by the files); look one up with Prices.Lookup.
 	// Not recorded with the configuration: a session records the one price
 	// it used.
 	Prices price.Table `toml:"prices" json:"-"`
+}
+
+// Approvals is where rein run asks (rein run --approvals).
+type Approvals struct {
+	// URL is the base URL of a running rein serve; empty asks at the
+	// terminal.
+	URL string `toml:"url" json:"url,omitempty"`
+	// TokenFile holds the server's bearer token (else $REIN_APPROVALS_TOKEN).
+	TokenFile string `toml:"token_file" json:"token_file,omitempty"`
 }
 
 // Model chooses the model when neither --model nor REIN_MODEL does.
@@ -468,7 +481,11 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 			return nil // a table: its keys are judged one by one
 		case "prices":
 			return errors.New("prices change what the cost cap counts")
+		case "approvals":
+			return errors.New("approvals choose who approves the agent's calls")
 		}
+	case key[0] == "approvals":
+		return fmt.Errorf("%s chooses who approves the agent's calls", k)
 	case key[0] == "mcp":
 		return narrowMCP(key, prev, next)
 	case k == "limits.max_steps":

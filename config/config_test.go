@@ -277,7 +277,8 @@ func TestKeys(t *testing.T) {
 		"permissions.mode", "permissions.rules", "permissions.unattended", "network.allow", "network.domains",
 		"sandbox.backend", "sandbox.image", "sandbox.runtime", "sandbox.memory", "sandbox.stage_ask_above",
 		"sandbox.network.allow", "sandbox.network.internal", "sandbox.network.max_connections", "sandbox.network.max_bytes",
-		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "mcp.servers", "model.default", "prices",
+		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "mcp.servers", "model.default",
+		"approvals.url", "approvals.token_file", "prices",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {
 		t.Errorf("Keys() = %q, want %q", got, want)
@@ -296,6 +297,7 @@ func TestKeys(t *testing.T) {
 		"prices":      "{}", "model.default": `"scripted:x.json"`,
 		"network.domains": `["docs.example.org"]`, "sandbox.network.allow": `["example.org", "*.example.net:443"]`,
 		"sandbox.network.internal": `["registry.corp:5000"]`, "sandbox.network.max_bytes": `"1GiB"`,
+		"approvals.url": `"http://127.0.0.1:7878"`, "approvals.token_file": `"/tmp/t"`,
 	}
 	for _, k := range want {
 		v, ok := values[k]

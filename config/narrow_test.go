@@ -160,6 +160,7 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		"mcp.servers": "{}", "model.default": `"openai:gpt-4o-mini"`,
 		"network.domains": `["docs.example.org"]`, "sandbox.network.allow": `[]`, "sandbox.network.internal": `[]`,
 		"sandbox.network.max_connections": "10", "sandbox.network.max_bytes": `"1GiB"`,
+		"approvals.url": `"http://127.0.0.1:7878"`, "approvals.token_file": `"/tmp/t"`,
 	}
 	for _, k := range config.Keys() {
 		v, ok := values[k]
@@ -179,6 +180,12 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 	for _, v := range []string{"50", "-1"} {
 		if _, err := config.Load(project(t, "[sandbox]\nstage_ask_above = "+v+"\n")); err == nil {
 			t.Errorf("a project raised sandbox.stage_ask_above to %s", v)
+		}
+	}
+	// A project may not send its agent's questions to a server of its choosing.
+	for _, body := range []string{"[approvals]\nurl = \"http://127.0.0.1:9\"\n", "[approvals]\ntoken_file = \"/tmp/t\"\n", "approvals = {}\n"} {
+		if _, err := config.Load(project(t, body)); err == nil || !strings.Contains(err.Error(), "approv") {
+			t.Errorf("a project set %q: %v", body, err)
 		}
 	}
 	// A project may lower the memory limit, not raise or lift it.

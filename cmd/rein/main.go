@@ -6,6 +6,7 @@
 //	rein run TASK        one task under the gates
 //	rein policy check    verdicts for JSONL tool calls on stdin
 //	rein sessions        the sessions in the audit dir, newest first
+//	rein serve           the session host: HTTP API, approval queue, web page
 package main
 
 import (
@@ -49,6 +50,7 @@ type cli struct {
 	Sandbox  sandboxCmd  `cmd:"" help:"Run a command in a sandbox (exec), check the backends (doctor), clean up containers (gc)."`
 	Resume   resumeCmd   `cmd:"" help:"Continue an interrupted session from its audit log; an irreversible call that may have happened is never repeated without a human."`
 	Eval     evalCmd     `cmd:"" help:"Run the evaluation suites under each guard configuration and report utility, attack success, harm and false blocks."`
+	Serve    serveCmd    `cmd:"" help:"Host sessions behind an HTTP API and a web page: the approval queue (answer from any device; no answer in time is No), live sessions, the kill switch, each session's audit timeline. Prints the address it listens on as its first line."`
 	MCP      mcpCmd      `cmd:"" name:"mcp" help:"The MCP servers of [mcp.servers]: list their tools (list), approve changed definitions (pin)."`
 	Version  versionCmd  `cmd:"" help:"Print rein's version."`
 }

@@ -272,6 +272,9 @@ func (a lineAsker) Ask(ctx context.Context, question string) (string, error) {
 
 // askerFor is the session's asker: the terminal's, or nobody.
 func askerFor(p *prepared, e env, timeout time.Duration) approve.Asker {
+	if p.asker != nil {
+		return p.asker
+	}
 	if !p.tty {
 		return approve.Unanswered{}
 	}

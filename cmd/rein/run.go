@@ -30,6 +30,7 @@ import (
 	"github.com/reinhq/rein/price"
 	"github.com/reinhq/rein/prompt"
 	"github.com/reinhq/rein/secret"
+	"github.com/reinhq/rein/serve"
 	"github.com/reinhq/rein/session/rollback"
 	"github.com/reinhq/rein/tool"
 )
@@ -65,6 +66,8 @@ type agentFlags struct {
 	BaseURL         string                 `name:"base-url" placeholder:"URL" help:"The provider's API base URL (default ANTHROPIC_BASE_URL or OPENAI_BASE_URL, else the provider's own); a local OpenAI-compatible server needs no key. Keys come only from ANTHROPIC_API_KEY / OPENAI_API_KEY."`
 	LLMTimeout      time.Duration          `name:"llm-timeout" default:"120s" help:"Timeout of one model call; the provider's SDK retries 429 and 5xx with backoff."`
 	MaxContext      int64                  `name:"max-context-tokens" default:"150000" placeholder:"N" help:"Context budget: before a model call over 80% of it, the middle of the conversation is replaced by a summary (the task and the newest messages stay)."`
+	Approvals       string                 `placeholder:"URL" help:"Send this run's questions to a running rein serve at URL (its page, its webhooks) instead of the terminal, and wait there up to --approval-timeout; no answer is No. Token from --approvals-token-file, else $REIN_APPROVALS_TOKEN. Default: approvals.url from your own config."`
+	ApprovalsToken  string                 `name:"approvals-token-file" placeholder:"FILE" help:"File holding rein serve's bearer token, for --approvals (default approvals.token_file from your config)."`
 	ApprovalTimeout time.Duration          `name:"approval-timeout" default:"60s" placeholder:"DURATION" help:"How long an approval prompt waits on the terminal; no answer in time is No. Without a terminal every approval is No."`
 }
 
@@ -100,6 +103,9 @@ type prepared struct {
 	maxCost float64
 	lines   *approve.Lines
 	tty     bool // stdin is a terminal
+	// asker answers ask_question when questions go to rein serve
+	// (--approvals); nil: the terminal's, when there is one.
+	asker approve.Asker
 }
 
 func (c *runCmd) Run(ctx context.Context, e env) error {
@@ -228,6 +234,12 @@ func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
 	}
 	lines := approve.NewLines(e.stdin)
 	approver, tty := approverFor(e, lines, c.ApprovalTimeout)
+	var asker approve.Asker
+	if remote, err := c.remoteApprover(cfg); err != nil {
+		return nil, err
+	} else if remote != nil {
+		approver, asker = remote, remote
+	}
 	durability, _ := cfg.Audit.Level() // validated by Load
 	opts := optionsOf(cfg, approver)
 	opts.Model, opts.WorkDir, opts.AuditDir, opts.Durability = m, workdir, dir, durability
@@ -238,7 +250,10 @@ func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
 	meta := settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
 		PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: charged}
 	opts.Meta = meta
-	return &prepared{opts: opts, meta: meta, pricing: pr, maxCost: cfg.Limits.MaxCostUSD, lines: lines, tty: tty}, nil
+	if asker != nil {
+		opts.Asker = asker
+	}
+	return &prepared{opts: opts, meta: meta, pricing: pr, maxCost: cfg.Limits.MaxCostUSD, lines: lines, tty: tty, asker: asker}, nil
 }
 
 // optionsOf is what a configuration says of a session, as guarded options:
@@ -470,6 +485,9 @@ func runSession(ctx context.Context, e env, opts guarded.Options, j job, asJSON,
 		opts.Observe = eventWriter(w)
 	}
 	s, err := guarded.New(ctx, opts)
+	if r, ok := opts.Approver.(*serve.Remote); ok && err == nil {
+		r.Session, r.Task = s.ID(), j.Task // who asks, as the page shows it
+	}
 	if err != nil {
 		if j.Resume != nil {
 			_ = j.Resume.Log.Close() // the session would have closed it
