@@ -50,6 +50,11 @@ type TTY struct {
 	// Size reports the terminal's columns and rows. Nil, an error or a zero
 	// means 80×24.
 	Size func() (cols, rows int, err error)
+	// Diff, when set, returns what a call would change as a unified diff
+	// (internal/udiff), "" when it cannot tell: the prompt shows it under
+	// the path, bounded to the screen ("v" shows it whole), instead of the
+	// raw arguments it is made from.
+	Diff func(req Request) string
 
 	mu sync.Mutex // one prompt at a time
 }
@@ -77,6 +82,10 @@ func (t *TTY) Approve(ctx context.Context, req Request) (bool, error) {
 	if timeout > 0 {
 		question = fmt.Sprintf("Allow this call? [y/N] (v shows it whole; No after %s) ", timeout)
 	}
+	diff := ""
+	if t.Diff != nil {
+		diff = t.Diff(req)
+	}
 	for {
 		cols, rows := t.size()
 		q := question
@@ -84,7 +93,7 @@ func (t *TTY) Approve(ctx context.Context, req Request) (bool, error) {
 			q = "Allow? [y/N] "
 		}
 		// The question takes the last row, a note on discarded input the one above.
-		if _, err := io.WriteString(t.Out, layout(req, cols, rows-2)); err != nil {
+		if _, err := io.WriteString(t.Out, layout(req, diff, cols, rows-2)); err != nil {
 			return false, fmt.Errorf("show the approval prompt: %w", err)
 		}
 		answer, err := t.ask(ctx, q, timeout)
@@ -100,7 +109,7 @@ func (t *TTY) Approve(ctx context.Context, req Request) (bool, error) {
 			return false, err
 		}
 		if a := strings.ToLower(strings.TrimSpace(answer)); a == "v" || a == "view" {
-			if _, err := io.WriteString(t.Out, whole(req)); err != nil {
+			if _, err := io.WriteString(t.Out, whole(req, diff)); err != nil {
 				return false, fmt.Errorf("show the whole call: %w", err)
 			}
 			continue
