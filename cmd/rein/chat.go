@@ -68,8 +68,9 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	if ch.limits == (budget.Limits{}) {
 		ch.limits = budget.Defaults()
 	}
-	fmt.Fprintf(talk, "rein: talking to %s in %s (mode %s); /help lists commands, %s or Ctrl-D leaves\n",
-		termsafe.Line(c.Model), termsafe.Line(p.opts.WorkDir), termsafe.Line(modeName(string(p.opts.Mode))), exitCommand)
+	fmt.Fprintf(talk, "rein: talking to %s in %s (mode %s, sandbox %s); /help lists commands, %s or Ctrl-D leaves\n",
+		termsafe.Line(c.Model), termsafe.Line(p.opts.WorkDir), termsafe.Line(modeName(string(p.opts.Mode))),
+		termsafe.Line(sandboxName(p.opts.Sandbox.Backend)), exitCommand)
 	// A terminal echoes what the user types; piped input is echoed by
 	// rein, so the transcript reads the same. On a terminal each "You:"
 	// is answered only by what is typed after it, as an approval is: a
