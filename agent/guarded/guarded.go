@@ -307,7 +307,7 @@ func (s *Session) Run(ctx context.Context, task string) Result {
 // caps apply to each turn, the token and cost caps to the conversation. A
 // turn that was cancelled (Options.TurnContext), reached a per-turn cap or
 // whose model call failed ends only itself; next's ok false, the session's
-// context done, or a stop no turn escapes (harness.TurnEnded: the token or
+// context done, or a stop no turn escapes (TurnEnded: the token or
 // cost cap, a log that cannot be written) ends the session. A nil next is
 // Run.
 func (s *Session) Chat(ctx context.Context, first string, next func(ctx context.Context, res agent.Result) (msg string, ok bool)) Result {
@@ -368,3 +368,10 @@ func (s *Session) start(ctx context.Context, spec harness.Spec) Result {
 // audit log, snapshots); Close is there so an embedder's defer stays right
 // when a later version holds resources between New and Run.
 func (s *Session) Close() error { return nil }
+
+// TurnEnded reports whether a conversation (Chat) must end after a turn
+// that ended as res, with ctx the session's context: the session aborted,
+// the token or cost cap reached, or a log that cannot be written. A turn
+// done, cancelled on its own, stopped at a per-turn cap or by a failed
+// model call ends only itself.
+func TurnEnded(ctx context.Context, res agent.Result) bool { return harness.TurnEnded(ctx, res) }

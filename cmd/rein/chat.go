@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/internal/checkpoint"
-	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/internal/termsafe"
 )
 
@@ -88,7 +88,7 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	if ch.left && !harness.TurnEnded(ctx, out.Result.Result) {
+	if ch.left && !guarded.TurnEnded(ctx, out.Result.Result) {
 		// The user left a conversation that could have gone on: the
 		// last turn's own stop (a cancelled one, a cap) is not the session's.
 		if out.Unsaved+out.Unsettled > 0 {
