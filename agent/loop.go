@@ -16,6 +16,11 @@ import (
 	"github.com/reinhq/rein/tool"
 )
 
+// ErrModelCall wraps the error of a run stopped because the model call
+// failed (after the provider's own retries): the network, the key, the
+// provider. A conversation ends the turn on it, not the session.
+var ErrModelCall = errors.New("model call failed")
+
 // ErrWallTime is the cause of a run's context when its wall-time cap passes.
 var ErrWallTime = errors.New("wall-time budget exceeded")
 
@@ -154,7 +159,7 @@ func (r *run) step() *errStop {
 		// If this record cannot be written, neither can the stop; the model's
 		// error is the one to report.
 		_ = r.record(audit.Record{Type: audit.ModelCall, Step: step, Error: err.Error(), DurationMS: ms(took)})
-		return &errStop{StopError, fmt.Errorf("model call failed at step %d: %w", step, err)}
+		return &errStop{StopError, fmt.Errorf("%w at step %d: %w", ErrModelCall, step, err)}
 	}
 	r.inflight = nil
 	var cost float64

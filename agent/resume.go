@@ -27,6 +27,11 @@ type State struct {
 	// Note is recorded in the resume record: how the unfinished calls were
 	// settled.
 	Note string
+	// Turn says that this state begins a new turn of a conversation (the
+	// user's next message): the step and tool-call caps count this turn's
+	// steps and calls only, while the token and cost caps go on counting
+	// the whole conversation (budget.Meter.BeginTurn).
+	Turn bool
 	// Messages and Settled are always raw, as a run keeps them (see
 	// Result.Messages): the task and each tool result as they were before
 	// the model read them (redacted, not capped, not wrapped), each result
@@ -61,6 +66,9 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 		meter: budget.NewMeterFrom(l.cfg.Limits, st.Used),
 		msgs:  append([]model.Message(nil), st.Messages...),
 		res:   Result{Refusals: map[string]int{}},
+	}
+	if st.Turn {
+		r.meter.BeginTurn()
 	}
 	if st.Raw {
 		r.tellAll()

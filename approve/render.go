@@ -87,8 +87,15 @@ func compact(raw json.RawMessage) string {
 // the screen: the call's other arguments first (given up first when rows
 // are short), then the tool, the gate, the reason, the shell commands and
 // the decisive arguments right above the question.
-func layout(req Request, cols, rows int) string {
+//
+// With a diff, the arguments it is made from (content, old_string,
+// new_string) are not listed: the diff follows the path, as many of its
+// lines as fit, then a count of those hidden.
+func layout(req Request, diff string, cols, rows int) string {
 	decisive, other := args(req)
+	if diff != "" {
+		other = slices.DeleteFunc(other, func(a arg) bool { return diffArgs[a.name] })
+	}
 	var bottom []string // from the tool down to the question
 	bottom = append(bottom,
 		fit("  tool:    ", req.Tool, cols),
@@ -112,6 +119,18 @@ func layout(req Request, cols, rows int) string {
 		if a.role == tool.RoleCommand {
 			bottom = append(bottom, runs...) // the list of every command argument, once
 			runs = nil
+		}
+	}
+	if diff != "" {
+		lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
+		room := rows - len(bottom) - 1 - min(len(other), 2) // the header; keep two other arguments in sight
+		if len(lines) > room && room > 0 {
+			lines = append(lines[:room-1], fmt.Sprintf("  (+%d more diff lines: v shows all)", len(lines)-room+1))
+		} else if room <= 0 {
+			lines = []string{fmt.Sprintf("  (a diff of %d lines: v shows it)", len(lines))}
+		}
+		for _, l := range lines {
+			bottom = append(bottom, fit(diffIndent(l), strings.TrimLeft(l[min(1, len(l)):], " "), cols))
 		}
 	}
 	room = rows - len(bottom) - 1
@@ -141,8 +160,11 @@ func layout(req Request, cols, rows int) string {
 
 // whole renders the whole call, every argument in full (through
 // termsafe.Visible, so a run of blanks is a count), for the "v" answer.
-func whole(req Request) string {
+func whole(req Request, diff string) string {
 	decisive, other := args(req)
+	if diff != "" {
+		other = slices.DeleteFunc(other, func(a arg) bool { return diffArgs[a.name] })
+	}
 	var b strings.Builder
 	b.WriteString("\nrein: the whole call\n")
 	fmt.Fprintf(&b, "  tool:    %s\n  gate:    %s\n  reason:  %s\n",
@@ -155,8 +177,36 @@ func whole(req Request) string {
 			}
 		}
 	}
+	if diff != "" {
+		for l := range strings.Lines(diff) {
+			l = strings.TrimSuffix(l, "\n")
+			b.WriteString(diffIndent(l) + termsafe.Visible(strings.TrimLeft(l[min(1, len(l)):], " ")) + "\n")
+		}
+	}
 	return b.String()
 }
+
+// maxIndent is the most leading spaces of a diff line shown as spaces.
+const maxIndent = 40
+
+// diffIndent is the label of a diff line: two spaces, its mark (+, - or
+// space) and its indentation as spaces, so code reads as code; more than
+// maxIndent spaces are left to termsafe.Visible to count. What follows
+// the indentation is always shown through Visible.
+func diffIndent(l string) string {
+	if l == "" {
+		return "  "
+	}
+	body := l[1:]
+	n := len(body) - len(strings.TrimLeft(body, " "))
+	if n > maxIndent {
+		n = 0
+	}
+	return "  " + termsafe.Visible(l[:1]) + strings.Repeat(" ", n)
+}
+
+// diffArgs are the arguments a diff shows better than their raw text.
+var diffArgs = map[string]bool{"content": true, "old_string": true, "new_string": true}
 
 // commandLines lists the simple commands a shell would run for src, one
 // per line, bounded to cols (unbounded when cols is 0).

@@ -55,6 +55,11 @@ type TTY struct {
 	// Size reports the terminal's columns and rows. Nil, an error or a zero
 	// means 80×24.
 	Size func() (cols, rows int, err error)
+	// Diff, when set, returns what a call would change as a unified diff
+	// (internal/udiff), "" when it cannot tell: the prompt shows it under
+	// the path, bounded to the screen ("v" shows it whole), instead of the
+	// raw arguments it is made from.
+	Diff func(req Request) string
 
 	mu sync.Mutex // one prompt at a time
 }
@@ -98,6 +103,10 @@ func (t *TTY) Choose(ctx context.Context, req Request) (Answer, error) {
 	if timeout > 0 {
 		question = fmt.Sprintf("Allow this call? %s (v shows it whole; No after %s) ", keys, timeout)
 	}
+	diff := ""
+	if t.Diff != nil {
+		diff = t.Diff(req)
+	}
 	for {
 		cols, rows := t.size()
 		q := question
@@ -106,9 +115,9 @@ func (t *TTY) Choose(ctx context.Context, req Request) (Answer, error) {
 		}
 		// The question takes the last row, a note on discarded input the one
 		// above, and the answers that stick the two above that.
-		screen := layout(req, cols, rows-2)
+		screen := layout(req, diff, cols, rows-2)
 		if req.Pattern != "" {
-			screen = layout(req, cols, rows-4) + stickyLegend(req.Pattern, cols)
+			screen = layout(req, diff, cols, rows-4) + stickyLegend(req.Pattern, cols)
 		}
 		if _, err := io.WriteString(t.Out, screen); err != nil {
 			return Answer{}, fmt.Errorf("show the approval prompt: %w", err)
@@ -126,7 +135,7 @@ func (t *TTY) Choose(ctx context.Context, req Request) (Answer, error) {
 			return Answer{}, err
 		}
 		if a := strings.ToLower(strings.TrimSpace(answer)); a == "v" || a == "view" {
-			if _, err := io.WriteString(t.Out, whole(req)); err != nil {
+			if _, err := io.WriteString(t.Out, whole(req, diff)); err != nil {
 				return Answer{}, fmt.Errorf("show the whole call: %w", err)
 			}
 			continue

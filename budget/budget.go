@@ -101,6 +101,10 @@ type Meter struct {
 	calls  int
 	usage  model.Usage
 	cost   float64
+	// turnSteps and turnCalls are the steps and calls counted before the
+	// current turn of a conversation began (BeginTurn): the step and
+	// tool-call caps count from them, the token and cost caps from zero.
+	turnSteps, turnCalls int
 }
 
 // NewMeter returns a meter with nothing used.
@@ -109,8 +113,8 @@ func NewMeter(l Limits) *Meter { return &Meter{limits: l} }
 // BeginStep counts a model call about to be made. It fails, counting
 // nothing, when the step cap has been reached.
 func (m *Meter) BeginStep() error {
-	if m.limits.MaxSteps > 0 && m.steps >= m.limits.MaxSteps {
-		return &ExceededError{Limit: Steps, Used: fmt.Sprint(m.steps), Max: fmt.Sprint(m.limits.MaxSteps)}
+	if m.limits.MaxSteps > 0 && m.steps-m.turnSteps >= m.limits.MaxSteps {
+		return &ExceededError{Limit: Steps, Used: fmt.Sprint(m.steps - m.turnSteps), Max: fmt.Sprint(m.limits.MaxSteps)}
 	}
 	m.steps++
 	return nil
@@ -134,8 +138,8 @@ func (m *Meter) Charge(u model.Usage, costUSD float64) error {
 // TakeCall counts a tool call the model asked for. It fails, counting
 // nothing, when the tool-call cap has been reached.
 func (m *Meter) TakeCall() error {
-	if m.limits.MaxToolCalls > 0 && m.calls >= m.limits.MaxToolCalls {
-		return &ExceededError{Limit: ToolCalls, Used: fmt.Sprint(m.calls), Max: fmt.Sprint(m.limits.MaxToolCalls)}
+	if m.limits.MaxToolCalls > 0 && m.calls-m.turnCalls >= m.limits.MaxToolCalls {
+		return &ExceededError{Limit: ToolCalls, Used: fmt.Sprint(m.calls - m.turnCalls), Max: fmt.Sprint(m.limits.MaxToolCalls)}
 	}
 	m.calls++
 	return nil
@@ -159,4 +163,18 @@ func (m *Meter) Used() Used {
 // session goes on from what the interrupted one spent.
 func NewMeterFrom(l Limits, used Used) *Meter {
 	return &Meter{limits: l, steps: used.Steps, calls: used.ToolCalls, usage: used.Usage, cost: used.CostUSD}
+}
+
+// BeginTurn starts a new turn of a conversation: from here the step and
+// tool-call caps count only this turn's steps and calls, while the token
+// and cost caps go on counting the whole conversation. Used still reports
+// the conversation's totals.
+func (m *Meter) BeginTurn() {
+	m.turnSteps, m.turnCalls = m.steps, m.calls
+}
+
+// Turn returns what the current turn has counted (all of it before any
+// BeginTurn): its steps and tool calls.
+func (m *Meter) Turn() (steps, calls int) {
+	return m.steps - m.turnSteps, m.calls - m.turnCalls
 }

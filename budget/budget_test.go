@@ -95,3 +95,41 @@ func TestLimitsJSON(t *testing.T) {
 		t.Fatalf("%s", b)
 	}
 }
+
+// A conversation's turn gets the step and tool-call caps afresh, while the
+// token and cost caps count the whole conversation; the totals go on.
+func TestBeginTurn(t *testing.T) {
+	t.Parallel()
+	m := budget.NewMeter(budget.Limits{MaxSteps: 2, MaxToolCalls: 1, MaxTokens: 100})
+	var ex *budget.ExceededError
+	for turn := range 3 {
+		if turn > 0 {
+			m.BeginTurn()
+		}
+		for i := range 2 {
+			if err := m.BeginStep(); err != nil {
+				t.Fatalf("turn %d step %d: %v", turn, i+1, err)
+			}
+		}
+		if err := m.BeginStep(); !errors.As(err, &ex) || ex.Limit != budget.Steps || ex.Used != "2" {
+			t.Fatalf("turn %d third step: %v", turn, err)
+		}
+		if err := m.TakeCall(); err != nil {
+			t.Fatalf("turn %d call: %v", turn, err)
+		}
+		if err := m.TakeCall(); !errors.As(err, &ex) || ex.Limit != budget.ToolCalls {
+			t.Fatalf("turn %d second call: %v", turn, err)
+		}
+		if s, c := m.Turn(); s != 2 || c != 1 {
+			t.Fatalf("turn %d counted %d steps %d calls", turn, s, c)
+		}
+		if err := m.Charge(model.Usage{Input: 40}, 0); turn < 2 && err != nil {
+			t.Fatalf("turn %d charge: %v", turn, err)
+		} else if turn == 2 && !errors.As(err, &ex) {
+			t.Fatalf("the token cap is the conversation's: 120 of 100 passed (%v)", err)
+		}
+	}
+	if u := m.Used(); u.Steps != 6 || u.ToolCalls != 3 || u.Tokens != 120 {
+		t.Fatalf("totals %+v", u)
+	}
+}

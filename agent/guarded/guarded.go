@@ -105,6 +105,11 @@ type Options struct {
 	RuleSaver gate.RuleSaver
 	// Asker answers the model's ask_question; nil means nobody answers.
 	Asker approve.Asker
+	// TurnContext, when set, gives each turn of a conversation (Chat; the
+	// first turn is 1) its own context derived from the session's, so that
+	// cancelling it (agent.WithAbort) aborts that turn only and the
+	// conversation goes on. Nil runs every turn under the session's.
+	TurnContext func(ctx context.Context, turn int) (context.Context, context.CancelFunc)
 	// Flow is what the data-flow gate does when a side-effecting call
 	// carries a value a tool result supplied: "ask" (also ""), "deny" or
 	// "off". "off" removes the gate.
@@ -288,7 +293,7 @@ func New(_ context.Context, opts Options) (*Session, error) {
 		Meta: opts.Meta, Sandbox: opts.Sandbox.harness(), Announce: opts.Announce,
 		Redact: secret.NewRedactor(environ).Redact, System: system,
 		Price: opts.Price, MaxContextTokens: opts.MaxContextTokens, Drift: !opts.NoDrift,
-		Observe: opts.Events.observer(opts.Observe),
+		Observe: opts.Events.observer(opts.Observe), TurnContext: opts.TurnContext,
 	}}, nil
 }
 
@@ -333,12 +338,17 @@ func (s *Session) Run(ctx context.Context, task string) Result {
 	return s.Chat(ctx, task, nil)
 }
 
-// Chat holds a conversation: the loop runs on first; each time it ends
-// done, next gets the result and returns the user's next message, and the
-// loop goes on with the whole conversation so far, in the same audit log,
-// under the same limits and gates (the intent-drift gate counts each
-// message of the user's as part of the task). next's ok false, or a stop
-// other than done, ends the session. A nil next is Run.
+// Chat holds a conversation of turns: the loop runs on first; each time a
+// turn ends, next gets its result and returns the user's next message, and
+// the loop goes on with the whole conversation so far, in the same audit
+// log and under the same gates (the intent-drift gate counts each message
+// of the user's as part of the task). The step, tool-call and wall-time
+// caps apply to each turn, the token and cost caps to the conversation. A
+// turn that was cancelled (Options.TurnContext), reached a per-turn cap or
+// whose model call failed ends only itself; next's ok false, the session's
+// context done, or a stop no turn escapes (TurnEnded: the token or
+// cost cap, a log that cannot be written) ends the session. A nil next is
+// Run.
 func (s *Session) Chat(ctx context.Context, first string, next func(ctx context.Context, res agent.Result) (msg string, ok bool)) Result {
 	spec := s.spec
 	spec.Task, spec.Next = first, next
@@ -397,3 +407,10 @@ func (s *Session) start(ctx context.Context, spec harness.Spec) Result {
 // audit log, snapshots); Close is there so an embedder's defer stays right
 // when a later version holds resources between New and Run.
 func (s *Session) Close() error { return nil }
+
+// TurnEnded reports whether a conversation (Chat) must end after a turn
+// that ended as res, with ctx the session's context: the session aborted,
+// the token or cost cap reached, or a log that cannot be written. A turn
+// done, cancelled on its own, stopped at a per-turn cap or by a failed
+// model call ends only itself.
+func TurnEnded(ctx context.Context, res agent.Result) bool { return harness.TurnEnded(ctx, res) }

@@ -2,26 +2,50 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/approve"
+	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/internal/checkpoint"
 	"github.com/reinhq/rein/internal/termsafe"
 )
 
-// chatCmd is the interactive agent: rein with no command. Each line the
-// user types at the "You:" prompt runs the loop with the whole conversation
-// so far, in one session (one audit log, one budget); /exit or the end of
-// input leaves. Approval prompts come on the same terminal.
+// chatCmd is the interactive agent: rein with no command. Each message the
+// user types at the "You:" prompt is a turn, run with the whole
+// conversation so far, in one session (one audit log). A turn ends on its
+// own (done, cancelled with Ctrl-C, a per-turn cap, a failed model call)
+// and the prompt comes back; /exit, the end of input, Ctrl-C at the prompt
+// or twice within a second leave. Approval prompts and the model's
+// questions come on the same terminal.
 type chatCmd struct {
 	agentFlags `embed:""`
 }
 
-// exitCommand leaves the conversation.
-const exitCommand = "/exit"
+// The chat's slash commands.
+const (
+	exitCommand = "/exit"
+	helpText    = `rein chat commands:
+  /help   this list
+  /cost   tokens and cost of the last turn and of the conversation, against their caps
+  /tools  the tools the model may call
+  /mode   the permission mode and sandbox
+  /undo   put back the files the last turn changed (through the file tools)
+  /audit  the audit log of this conversation
+  /exit   leave (so do Ctrl-D, and Ctrl-C at the prompt)
+A line ending in \ goes on on the next line; in line mode a paste of several lines is several messages.
+Ctrl-C while a turn runs cancels the turn (its command is killed); twice within 1s leaves.`
+)
 
 func (c *chatCmd) Run(ctx context.Context, e env) error {
 	p, err := c.prepare(ctx, e)
@@ -41,71 +65,388 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	if p.opts.ExactAllow {
 		p.opts.Allow = append(p.opts.Allow, servers.Names()...)
 	}
+	book, err := checkpoint.Open(p.opts.WorkDir)
+	if err != nil {
+		return err
+	}
+	defer book.Close()
 	// The conversation is on stdout; with --json stdout is the event
 	// stream, so the prompts go to stderr.
 	talk := e.stdout
 	if c.JSON {
 		talk = e.stderr
 	}
-	fmt.Fprintf(talk, "rein: talking to %s in %s; type %s or end the input (Ctrl-D) to leave\n", termsafe.Line(c.Model), termsafe.Line(p.opts.WorkDir), exitCommand)
+	ch := &chat{p: p, talk: talk, book: book, tty: p.tty, limits: p.opts.Limits, json: c.JSON, auditDir: p.opts.AuditDir}
+	if ch.limits == (budget.Limits{}) {
+		ch.limits = budget.Defaults()
+	}
+	fmt.Fprintf(talk, "rein: talking to %s in %s (mode %s, sandbox %s); /help lists commands, %s or Ctrl-D leaves\n",
+		termsafe.Line(c.Model), termsafe.Line(p.opts.WorkDir), termsafe.Line(modeName(string(p.opts.Mode))),
+		termsafe.Line(sandboxName(p.opts.Sandbox.Backend)), exitCommand)
 	// A terminal echoes what the user types; piped input is echoed by
 	// rein, so the transcript reads the same. On a terminal each "You:"
 	// is answered only by what is typed after it, as an approval is: a
 	// late "y" to a prompt never becomes a message to the model.
-	first, ok := ask(ctx, talk, p.lines, p.tty)
+	first, ok := ch.ask(ctx)
 	if !ok {
 		return nil // nothing was asked: no session
 	}
+	restore := e.intr.set(ch.interrupt)
+	defer restore()
 	p.meta.Conversation = true
 	p.opts.Meta = p.meta
-	next := func(ctx context.Context, res agent.Result) (string, bool) {
-		if !c.JSON {
-			fmt.Fprintf(talk, "\n%s\n\n", termsafe.Text(res.Answer))
-		}
-		return ask(ctx, talk, p.lines, p.tty)
-	}
-	out, err := runSession(ctx, e, p.opts, job{Task: first, Chat: next}, c.JSON, true, p)
+	p.opts.TurnContext = ch.turnContext
+	out, err := runSession(ctx, e, p.opts, job{Task: first, Chat: ch.next, Observe: ch.observe}, c.JSON, true, p)
 	if err != nil {
 		return err
+	}
+	if ch.left && !guarded.TurnEnded(ctx, out.Result.Result) {
+		// The user left a conversation that could have gone on: the
+		// last turn's own stop (a cancelled one, a cap) is not the session's.
+		if out.Unsaved+out.Unsettled > 0 {
+			return exitCode(exitError)
+		}
+		return nil
 	}
 	return exitCode(outcomeCode(out))
 }
 
-// ask prompts "You: " on w and returns the user's next line that is not
-// blank. On a terminal (tty) it first fences the input, so only a line
-// typed after the prompt counts; otherwise it echoes the line read. ok is
-// false when the user typed /exit, the input ended, or ctx ended.
-func ask(ctx context.Context, w io.Writer, lines *approve.Lines, tty bool) (msg string, ok bool) {
+func modeName(m string) string {
+	if m == "" {
+		return "default"
+	}
+	return m
+}
+
+// chat is a conversation in progress: the turn in flight, what it changed,
+// what the conversation used.
+type chat struct {
+	p        *prepared
+	talk     io.Writer
+	book     *checkpoint.Book
+	tty      bool
+	json     bool
+	limits   budget.Limits
+	auditDir string
+
+	mu      sync.Mutex
+	turn    int
+	abort   func(reason string) // the turn in flight's, nil at the prompt
+	lastInt time.Time
+	session string
+	before  agent.Result // what the conversation had used when the turn began
+	last    agent.Result
+	left    bool // the user left (/exit, end of input)
+}
+
+// turnContext gives turn n its own abortable context (harness.Spec.TurnContext).
+func (c *chat) turnContext(ctx context.Context, n int) (context.Context, context.CancelFunc) {
+	tctx, abort := agent.WithAbort(ctx)
+	c.mu.Lock()
+	c.turn, c.abort = n, abort
+	c.mu.Unlock()
+	c.book.Begin()
+	return tctx, func() {
+		c.mu.Lock()
+		c.abort = nil
+		c.mu.Unlock()
+		abort("the turn ended")
+	}
+}
+
+// interrupt takes a Ctrl-C: while a turn runs it cancels the turn; at the
+// prompt, or a second time within a second, it is not taken, and the
+// session is aborted (the conversation ends, recorded).
+func (c *chat) interrupt() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	again := !c.lastInt.IsZero() && now.Sub(c.lastInt) < time.Second
+	c.lastInt = now
+	if c.abort == nil || again {
+		return false
+	}
+	fmt.Fprintf(c.talk, "\nrein: Ctrl-C: cancelling turn %d (Ctrl-C again within 1s leaves rein)\n", c.turn)
+	c.abort(fmt.Sprintf("the user cancelled turn %d (Ctrl-C)", c.turn))
+	return true
+}
+
+// observe follows the audit records: the session's id, and each file a
+// file tool is about to change, saved for /undo.
+func (c *chat) observe(r audit.Record) {
+	switch r.Type {
+	case audit.SessionStart:
+		c.mu.Lock()
+		c.session = r.Session
+		c.mu.Unlock()
+	case audit.Intent:
+		if rel, ok := changedPath(c.p.opts.WorkDir, r.Tool, r.Args); ok {
+			c.book.Save(rel)
+		}
+	}
+}
+
+// changedPath is the file a write_file or edit_file call changes, relative
+// to the work directory; ok is false for another tool or a path outside.
+func changedPath(workdir, tool string, args json.RawMessage) (string, bool) {
+	if tool != "write_file" && tool != "edit_file" {
+		return "", false
+	}
+	var a struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(args, &a) != nil || a.Path == "" {
+		return "", false
+	}
+	p := a.Path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(workdir, p)
+	}
+	rel, err := filepath.Rel(workdir, filepath.Clean(p))
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
+}
+
+// next ends a turn on the screen (its answer, or why it stopped and what
+// to do; what it changed; what it used) and reads the next message.
+func (c *chat) next(ctx context.Context, res agent.Result) (string, bool) {
+	c.mu.Lock()
+	c.last = res
+	turn := c.turn
+	c.mu.Unlock()
+	if !c.json {
+		if res.Stop == agent.StopDone {
+			fmt.Fprintf(c.talk, "\n%s\n\n", termsafe.Text(res.Answer))
+		} else {
+			fmt.Fprintf(c.talk, "\nrein: turn %d stopped: %s\n", turn, termsafe.Line(turnStop(res, c.limits)))
+		}
+		for _, ch := range c.book.Changed() {
+			fmt.Fprintf(c.talk, "rein: turn %d %s %s\n", turn, ch.Action, termsafe.Line(ch.Path))
+		}
+		fmt.Fprintf(c.talk, "rein: %s\n", c.usage())
+	}
+	c.mu.Lock()
+	c.before = res
+	c.mu.Unlock()
+	msg, ok := c.ask(ctx)
+	if !ok && ctx.Err() == nil {
+		c.left = true
+	}
+	return msg, ok
+}
+
+// turnStop says why a turn stopped early and what the user can do.
+func turnStop(res agent.Result, l budget.Limits) string {
+	why := string(res.Stop)
+	if res.Err != nil {
+		why = res.Err.Error()
+	}
+	var ex *budget.ExceededError
+	switch {
+	case res.Stop == agent.StopAborted:
+		return "cancelled; nothing more runs in it. Type your next message"
+	case res.Stop == agent.StopMaxSteps:
+		return fmt.Sprintf("%s (the per-turn cap, --max-steps %d). Say \"go on\" to continue, or raise --max-steps", why, l.MaxSteps)
+	case errors.As(res.Err, &ex) && ex.Limit == budget.ToolCalls:
+		return fmt.Sprintf("%s (the per-turn cap, --max-tool-calls %d). Say \"go on\" to continue, or raise --max-tool-calls", why, l.MaxToolCalls)
+	case res.Stop == agent.StopTimeout:
+		return fmt.Sprintf("the turn ran longer than --timeout %s. Say \"go on\" to continue, or raise --timeout", l.MaxWall)
+	case errors.Is(res.Err, agent.ErrModelCall):
+		return why + ". Check the key, --base-url and the network, then type your message again"
+	}
+	return why
+}
+
+// usage is the line of tokens and cost: the last turn's and the
+// conversation's, against their caps.
+func (c *chat) usage() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last, before := c.last, c.before
+	if last.Tokens < before.Tokens { // no turn since
+		before = agent.Result{}
+	}
+	capOf := func(n int64) string {
+		if n <= 0 {
+			return "no cap"
+		}
+		return fmt.Sprint(n)
+	}
+	s := fmt.Sprintf("turn %d: %d steps of %s, %d tool calls of %s, %d tokens; conversation: %d tokens of %s",
+		c.turn, last.Steps-before.Steps, capOf(int64(c.limits.MaxSteps)), last.ToolCalls-before.ToolCalls, capOf(int64(c.limits.MaxToolCalls)),
+		last.Tokens-before.Tokens, last.Tokens, capOf(c.limits.MaxTokens))
+	if c.p.pricing.known {
+		costCap := "no cap"
+		if c.limits.MaxCostUSD > 0 {
+			costCap = fmt.Sprintf("$%.2f", c.limits.MaxCostUSD)
+		}
+		s += fmt.Sprintf(", $%.4f of %s", last.CostUSD, costCap)
+	}
+	return s
+}
+
+// ask prompts "You: " and returns the user's next message: a line, or
+// lines joined by a trailing backslash or pasted at once. Slash commands
+// are answered here. On a terminal it first fences the input, so only what
+// is typed after the prompt counts; otherwise it echoes what it read. ok is
+// false when the user leaves, the input ended, or ctx ended.
+func (c *chat) ask(ctx context.Context) (msg string, ok bool) {
 	for {
-		if tty {
-			discarded, err := lines.Fence()
+		if c.tty {
+			discarded, err := c.p.lines.Fence()
 			if err != nil {
-				fmt.Fprintf(w, "rein: %s\n", termsafe.Line(err.Error()))
+				fmt.Fprintf(c.talk, "rein: %s\n", termsafe.Line(err.Error()))
 				return "", false
 			}
 			if discarded {
-				fmt.Fprintln(w, "rein: discarded what was typed before this prompt")
+				fmt.Fprintln(c.talk, "rein: discarded what was typed before this prompt")
 			}
 		}
-		fmt.Fprint(w, "You: ")
-		line, err := lines.Next(ctx, 0)
+		fmt.Fprint(c.talk, "You: ")
+		text, err := c.read(ctx)
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
-				fmt.Fprintf(w, "\nrein: %s\n", termsafe.Line(err.Error()))
+				fmt.Fprintf(c.talk, "\nrein: %s\n", termsafe.Line(err.Error()))
 			} else {
-				fmt.Fprintln(w)
+				fmt.Fprintln(c.talk)
 			}
 			return "", false
 		}
-		if !tty {
-			fmt.Fprintln(w, termsafe.Line(line))
+		text = strings.TrimSpace(text)
+		if isCommand(text) {
+			if leave := c.command(text); leave {
+				return "", false
+			}
+			continue
 		}
-		line = strings.TrimSpace(line)
-		switch {
-		case line == exitCommand:
-			return "", false
-		case line != "":
-			return line, true
+		if text != "" {
+			return text, true
 		}
 	}
+}
+
+// read reads one message: a line, and more lines while one ends in a
+// backslash. Lines that arrive together are not joined as a paste: in line
+// mode a paste cannot be told from type-ahead, which must never become a
+// message (bracketed paste needs the terminal in raw mode).
+func (c *chat) read(ctx context.Context) (string, error) {
+	var b strings.Builder
+	for {
+		line, err := c.p.lines.Next(ctx, 0)
+		if err != nil {
+			if b.Len() > 0 && errors.Is(err, io.EOF) {
+				return b.String(), nil
+			}
+			return "", err
+		}
+		if !c.tty {
+			fmt.Fprintln(c.talk, termsafe.Line(line))
+		}
+		if cont, ok := strings.CutSuffix(line, `\`); ok {
+			b.WriteString(cont + "\n")
+			if !c.tty {
+				continue
+			}
+			fmt.Fprint(c.talk, "...  ")
+			continue
+		}
+		b.WriteString(line)
+		return b.String(), nil
+	}
+}
+
+// commands are the slash commands the chat answers itself.
+var commands = []string{"/help", "/cost", "/tools", "/mode", "/undo", "/audit", exitCommand, "/quit"}
+
+// isCommand reports whether text is for rein, not the model: a known
+// command with or without words after it, or one word starting with a
+// slash (a mistyped command is not sent to the model).
+func isCommand(text string) bool {
+	if !strings.HasPrefix(text, "/") || strings.Contains(text, "\n") {
+		return false
+	}
+	name, _, more := strings.Cut(text, " ")
+	return slices.Contains(commands, name) || !more
+}
+
+// command answers a slash command; leave is true for /exit.
+func (c *chat) command(line string) (leave bool) {
+	name, _, _ := strings.Cut(line, " ")
+	w := c.talk
+	switch name {
+	case exitCommand, "/quit":
+		return true
+	case "/help":
+		fmt.Fprintln(w, helpText)
+	case "/cost":
+		fmt.Fprintf(w, "rein: %s\n", c.usage())
+	case "/tools":
+		names := c.p.opts.Allow
+		if len(names) == 0 {
+			names = knownTools().Names()
+		}
+		fmt.Fprintf(w, "rein: tools the model may call: %s\n", termsafe.Line(strings.Join(names, ", ")))
+	case "/mode":
+		fmt.Fprintf(w, "rein: mode %s, sandbox %s, work dir %s (start rein again with --mode or --sandbox to change them)\n",
+			termsafe.Line(modeName(string(c.p.opts.Mode))), termsafe.Line(sandboxName(c.p.opts.Sandbox.Backend)), termsafe.Line(c.p.opts.WorkDir))
+	case "/audit":
+		c.mu.Lock()
+		id := c.session
+		c.mu.Unlock()
+		if id == "" {
+			fmt.Fprintln(w, "rein: no session yet: the first message starts it")
+			break
+		}
+		fmt.Fprintf(w, "rein: audit log %s (rein audit show %s)\n", termsafe.Line(audit.FileName(c.auditDir, id)), termsafe.Line(id))
+	case "/undo":
+		changes := c.book.Undo()
+		if len(changes) == 0 {
+			fmt.Fprintln(w, "rein: nothing to undo: the last turn changed no file through the file tools")
+			break
+		}
+		for _, ch := range changes {
+			if ch.Err != nil {
+				fmt.Fprintf(w, "rein: undo: kept %s: %s\n", termsafe.Line(ch.Path), termsafe.Line(ch.Err.Error()))
+				continue
+			}
+			fmt.Fprintf(w, "rein: undo: %s %s\n", termsafe.Line(ch.Action), termsafe.Line(ch.Path))
+		}
+	default:
+		fmt.Fprintf(w, "rein: unknown command %s%s: /help lists them\n", termsafe.Line(name), didYouMean(name, commands))
+	}
+	return false
+}
+
+func sandboxName(b string) string {
+	if b == "" {
+		return "auto"
+	}
+	return b
+}
+
+// questionAsker puts the model's ask_question to the person at the
+// terminal; the answer is the user's own words.
+type questionAsker struct {
+	lines   *approve.Lines
+	out     io.Writer
+	timeout time.Duration
+}
+
+func (a questionAsker) Ask(ctx context.Context, question string) (string, error) {
+	fmt.Fprintf(a.out, "\nrein: the agent asks: %s\n", termsafe.Text(question))
+	if _, err := a.lines.Fence(); err != nil {
+		return "", err
+	}
+	fmt.Fprint(a.out, "Your answer (Enter alone: no answer): ")
+	return a.lines.Next(ctx, a.timeout)
+}
+
+// didYouMean is " (did you mean /x?)" when a command is close to name.
+func didYouMean(name string, names []string) string {
+	if near, ok := closest(name, names); ok {
+		return fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	return ""
 }

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/alecthomas/kong"
@@ -59,6 +60,44 @@ type cli struct {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// intr routes Ctrl-C (SIGINT) to a command that handles it itself
+	// (rein chat cancels the turn in flight); nil when no signal reaches
+	// this command (tests calling run).
+	intr *interrupts
+}
+
+// interrupts lets a command take SIGINT before it aborts the session: the
+// handler set returns true when it handled the signal (the signal is then
+// not counted towards exiting at once).
+type interrupts struct {
+	mu      sync.Mutex
+	handler func() bool
+}
+
+// set makes h the handler until the returned function is called.
+func (i *interrupts) set(h func() bool) (restore func()) {
+	if i == nil {
+		return func() {}
+	}
+	i.mu.Lock()
+	i.handler = h
+	i.mu.Unlock()
+	return func() {
+		i.mu.Lock()
+		i.handler = nil
+		i.mu.Unlock()
+	}
+}
+
+// take offers a SIGINT to the handler.
+func (i *interrupts) take() bool {
+	if i == nil {
+		return false
+	}
+	i.mu.Lock()
+	h := i.handler
+	i.mu.Unlock()
+	return h != nil && h()
 }
 
 // usageError is a mistake in how rein was called: exit code 2.
@@ -78,8 +117,9 @@ func main() {
 	if sandbox.IsHelper() { // rein re-executed as the landlock sandbox's helper
 		os.Exit(sandbox.HelperMain(os.Args[2:]))
 	}
-	ctx, stop := abortOnSignals(context.Background(), os.Stderr)
-	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr})
+	intr := &interrupts{}
+	ctx, stop := abortOnSignals(context.Background(), os.Stderr, intr)
+	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, intr: intr})
 	stop()
 	os.Exit(code)
 }
@@ -88,7 +128,9 @@ func main() {
 // terminal hung up) aborts
 // (agent.WithAbort: the tool in flight is killed, the session is recorded
 // as aborted); a second signal exits at once with 130, recorded or not.
-func abortOnSignals(parent context.Context, stderr io.Writer) (context.Context, func()) {
+// A SIGINT that intr's handler takes (rein chat cancelling a turn) does
+// neither.
+func abortOnSignals(parent context.Context, stderr io.Writer, intr *interrupts) (context.Context, func()) {
 	ctx, abort := agent.WithAbort(parent)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -100,6 +142,9 @@ func abortOnSignals(parent context.Context, stderr io.Writer) (context.Context, 
 			case <-done:
 				return
 			case sig := <-sigs:
+				if sig == os.Interrupt && n == 0 && intr.take() {
+					continue
+				}
 				n++
 				if n > 1 {
 					fmt.Fprintf(stderr, "rein: %v again: exiting at once\n", termsafe.Line(sig.String()))

@@ -87,7 +87,7 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 	// same line reader as the "did it happen?" question below.
 	lines := approve.NewLines(e.stdin)
 	defer lines.Close()
-	approver, tty := approverFor(e, lines, c.ApprovalTimeout)
+	approver, tty := approverFor(e, lines, c.ApprovalTimeout, start.Meta.Settings.Workdir)
 	notes, err := settle(ctx, e, p, lines, tty)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/approve"
+	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/egress"
 	"github.com/reinhq/rein/eval"
@@ -233,7 +234,7 @@ func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
 		charged = &pr.price
 	}
 	lines := approve.NewLines(e.stdin)
-	approver, tty := approverFor(e, lines, c.ApprovalTimeout)
+	approver, tty := approverFor(e, lines, c.ApprovalTimeout, workdir)
 	var asker approve.Asker
 	if remote, err := c.remoteApprover(cfg); err != nil {
 		return nil, err
@@ -247,6 +248,12 @@ func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
 		opts.RuleSaver = saver // "always" answers go to the user's config, never the project's
 	}
 	opts.Announce, opts.System, opts.Price, opts.MaxContextTokens = announce(e), system, pr.cost(), c.MaxContext
+	// The model's ask_question reaches the person at the terminal; with
+	// none, the model is told nobody can answer (approve.Unanswered).
+	opts.Asker = approve.Unanswered{}
+	if tty {
+		opts.Asker = questionAsker{lines: lines, out: e.stderr, timeout: c.ApprovalTimeout}
+	}
 	meta := settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
 		PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: charged}
 	opts.Meta = meta
@@ -380,9 +387,15 @@ func offerRollback(e env, lines *approve.Lines, tty bool, out *outcome, unasked,
 // reading it through lines: the terminal's when there is one, else one that
 // refuses every call needing approval and says why. rein run and rein
 // resume both ask through it; tty says whether there is a terminal.
-func approverFor(e env, lines *approve.Lines, timeout time.Duration) (a approve.Approver, tty bool) {
+//
+// On a terminal, a write or edit in workdir is shown as a diff.
+func approverFor(e env, lines *approve.Lines, timeout time.Duration, workdir string) (a approve.Approver, tty bool) {
 	tty = isTerminal(e.stdin)
-	return approve.Terminal(lines, e.stderr, tty, timeout), tty
+	a = approve.Terminal(lines, e.stderr, tty, timeout)
+	if t, ok := a.(*approve.TTY); ok {
+		t.Diff = approvalDiff(workdir)
+	}
+	return a, tty
 }
 
 // isTerminal reports whether r is a terminal (ioctl TCGETS succeeds):
@@ -404,6 +417,9 @@ type job struct {
 	Scenario string
 	// Replies counts the replies the demo's tools sent, for the report.
 	Replies func() int
+	// Observe, when set, sees every audit record too (rein chat keeps
+	// its per-turn undo and status from them).
+	Observe func(audit.Record)
 }
 
 // outcome is what a session did, as rein reports it: the builder's result,
@@ -483,6 +499,15 @@ func runSession(ctx context.Context, e env, opts guarded.Options, j job, asJSON,
 		opts.Observe = t.observe
 	case events:
 		opts.Observe = eventWriter(w)
+	}
+	if j.Observe != nil {
+		first := opts.Observe
+		opts.Observe = func(r audit.Record) {
+			j.Observe(r)
+			if first != nil {
+				first(r)
+			}
+		}
 	}
 	s, err := guarded.New(ctx, opts)
 	if r, ok := opts.Approver.(*serve.Remote); ok && err == nil {

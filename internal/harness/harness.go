@@ -88,11 +88,19 @@ type Spec struct {
 	// conversation, any later message of the user's mentions needs a
 	// human's yes (the model's own notes account for nothing).
 	Drift bool
-	// Next, when set, makes the session a conversation: after each task
-	// that ends done, Next gets the result and returns the user's next
-	// message; the loop goes on with the whole conversation so far, in the
-	// same audit log, under the same limits. ok false ends the session.
+	// Next, when set, makes the session a conversation of turns: after
+	// each turn, Next gets its result and returns the user's next message;
+	// the loop goes on with the whole conversation so far, in the same
+	// audit log. ok false ends the session. A turn ends the session only
+	// when the conversation cannot go on (TurnEnded): a turn cancelled by
+	// TurnContext, stopped by a per-turn cap (steps, tool calls, wall time)
+	// or by a failed model call ends only the turn.
 	Next func(ctx context.Context, res agent.Result) (msg string, ok bool)
+	// TurnContext, when set, gives each turn of a conversation (the first
+	// is 1) its own context, derived from the session's: cancelling it
+	// (agent.WithAbort) aborts that turn only. Nil runs every turn under
+	// the session's context.
+	TurnContext func(ctx context.Context, turn int) (context.Context, context.CancelFunc)
 	// Tools are the caller's own tools, added to the built-in ones; they
 	// are judged by the same gates (by their spec's effect class and
 	// argument roles) and must be on the allowlist to be offered.
@@ -281,13 +289,20 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if err != nil {
 		return nil, errors.Join(err, log.Close())
 	}
+	turnCtx := spec.TurnContext
+	if turnCtx == nil || spec.Next == nil {
+		turnCtx = func(ctx context.Context, _ int) (context.Context, context.CancelFunc) { return ctx, func() {} }
+	}
+	turn := 1
+	tctx, done := turnCtx(ctx, turn)
 	var res agent.Result
 	if spec.Resume != nil {
-		res = loop.Resume(ctx, spec.Resume.State)
+		res = loop.Resume(tctx, spec.Resume.State)
 	} else {
-		res = loop.Run(ctx, spec.Task)
+		res = loop.Run(tctx, spec.Task)
 	}
-	for spec.Next != nil && res.Stop == agent.StopDone {
+	done()
+	for spec.Next != nil && !TurnEnded(ctx, res) {
 		msg, ok := spec.Next(ctx, res)
 		if !ok {
 			break
@@ -295,7 +310,10 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		if dg != nil {
 			dg.AddGoal(msg)
 		}
-		res = loop.Resume(ctx, nextTurn(res, redact(msg), wrap))
+		turn++
+		tctx, done = turnCtx(ctx, turn)
+		res = loop.Resume(tctx, nextTurn(res, redact(msg), wrap))
+		done()
 	}
 	if err := log.Close(); err != nil && res.Err == nil {
 		res.Stop, res.Err = agent.StopError, fmt.Errorf("close the audit log: %w", err)
@@ -339,12 +357,68 @@ func withToken(redact func(string) string, token string) func(string) string {
 // task that ended done: the conversation so far and the user's message
 // (marked as the user's input, like the first task), with what was used
 // counted on.
+//
+// After a turn that ended early (cancelled, a per-turn cap, a failed model
+// call), the calls of the model's last message that have no result are
+// answered as not known to have run, and the model is told, before the
+// user's words, how the turn ended: every request stays well formed, and
+// the model does not take an unfinished turn for a finished one.
 func nextTurn(res agent.Result, msg string, wrap intake.Wrapper) agent.State {
 	msgs := append([]model.Message(nil), res.Messages...)
-	msgs = append(msgs, model.Message{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(wrap.Task(msg))}})
+	var blocks []model.Block
+	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleAssistant {
+		for _, b := range msgs[n-1].Blocks {
+			if b.Kind == model.KindToolCall && b.Call != nil {
+				blocks = append(blocks, model.ResultBlock(model.ToolResult{CallID: b.Call.ID, Name: b.Call.Name, IsError: true, Content: unfinishedCall}))
+			}
+		}
+	}
+	if res.Stop != agent.StopDone {
+		why := string(res.Stop)
+		if res.Err != nil {
+			why += ": " + res.Err.Error()
+		}
+		blocks = append(blocks, model.TextBlock("[rein: the previous turn ended before it was finished ("+why+"); the user now says:]"))
+	}
+	blocks = append(blocks, model.TextBlock(wrap.Task(msg)))
+	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleUser {
+		// The turn stopped after its tool results: one user message, not two.
+		last := msgs[n-1]
+		last.Blocks = append(append([]model.Block(nil), last.Blocks...), blocks...)
+		msgs[n-1] = last
+	} else {
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Blocks: blocks})
+	}
 	return agent.State{
 		Messages: msgs,
 		Used:     budget.Used{Steps: res.Steps, ToolCalls: res.ToolCalls, Usage: res.Usage, Tokens: res.Tokens, CostUSD: res.CostUSD},
 		Note:     "the user said: " + msg,
+		Turn:     true,
 	}
+}
+
+// unfinishedCall answers a call whose turn ended before its result was
+// recorded.
+const unfinishedCall = "Not known whether this call ran: the turn ended (cancelled by the user, or a limit) before its result was recorded. Check before relying on its effect."
+
+// TurnEnded reports whether a conversation must end after a turn that
+// ended as res: its session's ctx is done (the whole session aborted), or
+// the turn stopped for a reason no next turn escapes (the conversation's
+// token or cost cap, an audit log that cannot be written). A turn that
+// ended done, was cancelled on its own, or stopped at a per-turn cap
+// (steps, tool calls, wall time) or a failed model call ends only itself.
+func TurnEnded(ctx context.Context, res agent.Result) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	switch res.Stop {
+	case agent.StopDone, agent.StopMaxSteps, agent.StopTimeout, agent.StopAborted:
+		return false
+	case agent.StopBudget:
+		var ex *budget.ExceededError
+		return !errors.As(res.Err, &ex) || (ex.Limit != budget.Steps && ex.Limit != budget.ToolCalls)
+	case agent.StopError:
+		return !errors.Is(res.Err, agent.ErrModelCall)
+	}
+	return true
 }

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/internal/ptytest"
+	"github.com/reinhq/rein/sandbox"
+)
+
+// rein chat in a real terminal, driven as a person would with a scripted
+// model: Ctrl-C in the middle of a command cancels that turn only (the
+// command's processes die, the prompt comes back, the session and its log
+// go on); a write is approved from its diff; the model's question is
+// answered and the answer reaches it; /undo puts the last turn's file
+// back; a per-turn step cap ends only its turn.
+func TestChatInATerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts rein as a subprocess in a terminal")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	work := workIn(t, dir)
+	writeFile(t, filepath.Join(work, "notes.txt"), "keep\nold\n")
+	script := filepath.Join(dir, "chat.json")
+	writeFile(t, script, `{"turns":[
+	 {"text":"sleeping","calls":[{"tool":"run_bash","args":{"command":"echo $$ > sleep.pid.tmp && mv sleep.pid.tmp sleep.pid && exec sleep 30"}}]},
+	 {"text":"writing","calls":[{"tool":"write_file","args":{"path":"notes.txt","content":"keep\nnew\n"}}]},
+	 {"text":"asking","calls":[{"tool":"ask_question","args":{"question":"Which colour?"}}]},
+	 {"text":"Noted the colour."},
+	 {"text":"one","calls":[{"tool":"calc","args":{"expression":"1+1"}}]},
+	 {"text":"two","calls":[{"tool":"calc","args":{"expression":"2+2"}}]},
+	 {"text":"three","calls":[{"tool":"calc","args":{"expression":"3+3"}}]},
+	 {"text":"All done."}]}`)
+	backend := "landlock"
+	if _, err := sandbox.LandlockStatus(); err != nil {
+		backend = "none"
+	}
+	p := ptytest.Open(t, 120, 40)
+	cmd := exec.Command(exe, "--model", "scripted:"+script, "--workdir", work, "--tools", "run_bash,write_file,ask_question,calc",
+		"--sandbox", backend, "--max-steps", "3", "--durability", "flush", "--audit-dir", filepath.Join(dir, "audit"))
+	cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "XDG_STATE_HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.Slave, p.Slave, p.Slave
+	// Its own session with the terminal as its controlling one: Ctrl-C
+	// typed there is a SIGINT to rein, as in a shell.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+
+	// Turn 1: a command, cancelled with Ctrl-C while it runs.
+	p.WaitFor(t, "You: ", 1)
+	p.Type(t, "Wait a while.\n")
+	p.WaitFor(t, "[y/N]", 1)
+	p.Type(t, "y\n")
+	var pid int
+	for deadline := time.Now().Add(30 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(work, "sleep.pid")); err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the command never started:\n%s", p.Raw())
+		}
+	}
+	p.Type(t, "\x03")
+	p.WaitFor(t, "rein: turn 1 stopped: cancelled", 1)
+	p.WaitFor(t, "You: ", 2)
+	for deadline := time.Now().Add(20 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command (pid %d) outlived the cancelled turn", pid)
+		}
+	}
+
+	// Turn 2: a write approved from its diff, then a question answered.
+	p.Type(t, "Update the notes.\n")
+	sc := p.WaitFor(t, "[y/N]", 2)
+	screen := sc.String()
+	for _, want := range []string{"path:    notes.txt", "--- a/notes.txt", "+++ b/notes.txt", "-old", "+new", " keep"} {
+		if !strings.Contains(screen, want) {
+			t.Fatalf("the approval does not show %q:\n%s", want, screen)
+		}
+	}
+	if strings.Index(screen, "path:    notes.txt") > strings.Index(screen, "--- a/notes.txt") {
+		t.Fatalf("the path does not come before the diff:\n%s", screen)
+	}
+	p.Type(t, "y\n")
+	p.WaitFor(t, "the agent asks: Which colour?", 1)
+	p.WaitFor(t, "Your answer", 1)
+	p.Type(t, "blue\n")
+	p.WaitFor(t, "Noted the colour.", 1)
+	p.WaitFor(t, "rein: turn 2 changed notes.txt", 1)
+	p.WaitFor(t, "You: ", 3)
+	if b, _ := os.ReadFile(filepath.Join(work, "notes.txt")); string(b) != "keep\nnew\n" {
+		t.Fatalf("the approved write did not happen: %q", b)
+	}
+
+	// /undo puts the file back as it was before turn 2.
+	p.Type(t, "/undo\n")
+	p.WaitFor(t, "rein: undo: restored notes.txt", 1)
+	if b, _ := os.ReadFile(filepath.Join(work, "notes.txt")); string(b) != "keep\nold\n" {
+		t.Fatalf("/undo left %q", b)
+	}
+
+	// Turn 3 reaches the per-turn step cap; turn 4 goes on.
+	p.WaitFor(t, "You: ", 4)
+	p.Type(t, "Count.\n")
+	p.WaitFor(t, "rein: turn 3 stopped: step cap reached", 1)
+	p.WaitFor(t, "You: ", 5)
+	p.Type(t, "go on\n")
+	p.WaitFor(t, "All done.", 1)
+	p.WaitFor(t, "You: ", 6)
+	p.Type(t, "/exit\n")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("rein chat: %v\n%s", err, p.Raw())
+	}
+	if os.Getenv("REIN_SHOW_CHAT") != "" {
+		t.Log(p.Raw())
+	}
+
+	logs, _ := filepath.Glob(filepath.Join(dir, "audit", "*.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("want the one conversation's log, got %v", logs)
+	}
+	data, _ := os.ReadFile(logs[0])
+	for _, want := range []string{`"type":"abort"`, "cancelled turn 1", `The user answered: blue`, `"stop":"max_steps"`, `"answer":"All done."`} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("the log lacks %s", want)
+		}
+	}
+	verify := exec.Command(exe, "audit", "verify", logs[0])
+	verify.Env = cmd.Env
+	if out, err := verify.CombinedOutput(); err != nil {
+		t.Errorf("the log does not verify: %v\n%s", err, out)
+	}
+}
