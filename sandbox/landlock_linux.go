@@ -74,13 +74,6 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 	if l.PerCommand {
 		return l.execHelper(ctx, c, st)
 	}
-	var cg *pidsCgroup
-	if st.cgroups != "" {
-		if cg, err = newCommandCgroup(st, l); err != nil {
-			return Result{}, fmt.Errorf("%w: %w", ErrStart, err)
-		}
-		defer cg.remove()
-	}
 	req := runRequest{
 		dir:  c.Dir,
 		argv: []string{shellOr(l.Shell), "-c", c.Script},
@@ -91,8 +84,7 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace), cg)
-		cg.noteOOM(&res)
+		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace))
 		if errors.Is(err, errNotSent) && !retried {
 			continue // the zygote died while idle; nothing ran: once more on a new one
 		}
@@ -506,7 +498,13 @@ func LandlockStatus() (abi int, err error) {
 // newCommandCgroup makes a command's cgroup: pids.max, and the memory
 // limit where st found a memory controller.
 func newCommandCgroup(st *landlockState, l *Landlock) (*pidsCgroup, error) {
-	cg, err := newPidsCgroup(st.cgroups, l.maxProcs())
+	return newCgroup(st, l, l.maxProcs())
+}
+
+// newCgroup makes a cgroup with pids.max = procs, and the memory limit
+// where st found a memory controller.
+func newCgroup(st *landlockState, l *Landlock, procs int) (*pidsCgroup, error) {
+	cg, err := newPidsCgroup(st.cgroups, procs)
 	if err != nil {
 		return nil, err
 	}
