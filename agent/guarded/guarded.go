@@ -185,10 +185,13 @@ type Sandbox struct {
 	// dies. Empty: no reaper; the command's process group is killed, and
 	// a process that left its group can outlive the session.
 	Helper string
+	// OneShot opens the sandbox for a single command (OpenSandbox for
+	// `rein sandbox exec`): landlock starts no zygote for later commands.
+	OneShot bool
 }
 
 func (s Sandbox) harness() harness.Sandbox {
-	return harness.Sandbox{Backend: s.Backend, Image: s.Image, Runtime: s.Runtime, Memory: s.Memory, Helper: s.Helper}
+	return harness.Sandbox{Backend: s.Backend, Image: s.Image, Runtime: s.Runtime, Memory: s.Memory, Helper: s.Helper, OneShot: s.OneShot}
 }
 
 // Session is one guarded session, ready to run once.

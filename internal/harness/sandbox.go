@@ -31,6 +31,10 @@ type Sandbox struct {
 	// everything it started when it ends or rein dies. Empty: no reaper
 	// (a process group kill only).
 	Helper string
+	// OneShot opens the executor for one command (`rein sandbox exec`):
+	// landlock runs it through a helper of its own instead of starting a
+	// zygote for later commands that never come.
+	OneShot bool
 }
 
 // unavailable is the executor of a session that has no sandbox and did not
@@ -63,10 +67,11 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 	case SandboxNone:
 		return &sandbox.Local{Helper: s.Helper}, SandboxNone, nopCloser{}, nil
 	case SandboxLandlock:
-		if _, err := sandbox.LandlockStatus(); err != nil {
+		l := &sandbox.Landlock{WorkDir: workdir, Memory: mem, PerCommand: s.OneShot}
+		if err := l.Prepare(ctx); err != nil {
+			_ = l.Close()
 			return nil, "", nil, fmt.Errorf("--sandbox landlock: %w", err)
 		}
-		l := &sandbox.Landlock{WorkDir: workdir, Memory: mem}
 		return l, SandboxLandlock, l, nil
 	case SandboxDocker:
 		if s.Image == "" {
@@ -78,11 +83,12 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 		}
 		return d, d.Name(), d, nil
 	case SandboxAuto, "":
-		_, lerr := sandbox.LandlockStatus()
+		l := &sandbox.Landlock{WorkDir: workdir, Memory: mem, PerCommand: s.OneShot}
+		lerr := l.Prepare(ctx)
 		if lerr == nil {
-			l := &sandbox.Landlock{WorkDir: workdir, Memory: mem}
 			return l, SandboxLandlock, l, nil
 		}
+		_ = l.Close()
 		if s.Image != "" {
 			d, derr := docker.Start(ctx, docker.Options{Runtime: s.Runtime, Image: s.Image, WorkDir: workdir, Session: session, Memory: dmem})
 			if derr == nil {
