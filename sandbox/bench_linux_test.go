@@ -6,47 +6,93 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/sandbox"
 )
 
-// BenchmarkExec runs `true` bare (exec.Command, no shell), with Local, with
-// Landlock (through its zygote) and with Landlock's helper per command
-// (PerCommand, the path before the zygote), to price the sandbox:
+// BenchmarkExec runs `true` back to back: bare (exec.Command, no shell),
+// bare through bash, with Local, with Landlock (through its zygote), with
+// Landlock's helper per command (PerCommand, the path before the zygote),
+// and with bubblewrap as codex runs it, to price the sandbox:
 //
 //	go test -run '^$' -bench 'Exec/backend' -benchtime 200x ./sandbox
-func BenchmarkExec(b *testing.B) {
+func BenchmarkExec(b *testing.B) { benchBackends(b, 0) }
+
+// BenchmarkExecSpaced is BenchmarkExec with 100 ms between commands (not
+// timed), as a session spaces them with a model call between: what a
+// kernel does lazily between commands (an RCU grace period, a cgroup's
+// teardown) is paid here and hidden back to back.
+//
+//	go test -run '^$' -bench 'ExecSpaced/backend' -benchtime 30x ./sandbox
+func BenchmarkExecSpaced(b *testing.B) { benchBackends(b, 100*time.Millisecond) }
+
+func benchBackends(b *testing.B, gap time.Duration) {
 	b.Run("backend=bare", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := exec.Command("true").Run(); err != nil {
-				b.Fatal(err)
-			}
+		benchCmd(b, gap, "true")
+	})
+	b.Run("backend=bare-bash", func(b *testing.B) {
+		benchCmd(b, gap, "bash", "-c", "true")
+	})
+	b.Run("backend=bwrap", func(b *testing.B) {
+		bwrap, err := exec.LookPath("bwrap")
+		if err != nil {
+			b.Skip("no bwrap (apt-get install bubblewrap)")
 		}
+		work := b.TempDir()
+		// codex's bubblewrap pipeline: read-only root, the work dir
+		// writable, new session, dies with its parent, its own user, pid
+		// and network namespaces and /proc.
+		benchCmd(b, gap, bwrap, "--new-session", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev",
+			"--bind", work, work, "--unshare-user", "--unshare-pid", "--unshare-net", "--proc", "/proc",
+			"--chdir", work, "--", "bash", "-c", "true")
 	})
 	b.Run("backend=local", func(b *testing.B) {
-		benchExec(b, &sandbox.Local{}, b.TempDir())
+		benchExec(b, gap, &sandbox.Local{}, b.TempDir())
 	})
 	b.Run("backend=local-reaper", func(b *testing.B) {
-		benchExec(b, &sandbox.Local{Helper: os.Args[0]}, b.TempDir())
+		benchExec(b, gap, &sandbox.Local{Helper: os.Args[0]}, b.TempDir())
 	})
 	b.Run("backend=landlock", func(b *testing.B) {
 		l, work := newLandlock(b, &sandbox.Landlock{})
-		benchExec(b, l, work)
+		benchExec(b, gap, l, work)
 	})
 	b.Run("backend=landlock-percommand", func(b *testing.B) {
 		l, work := newLandlock(b, &sandbox.Landlock{PerCommand: true})
-		benchExec(b, l, work)
+		benchExec(b, gap, l, work)
 	})
 }
 
-func benchExec(b *testing.B, ex sandbox.Executor, dir string) {
+// pause waits gap outside the timing.
+func pause(b *testing.B, gap time.Duration) {
+	if gap > 0 {
+		b.StopTimer()
+		time.Sleep(gap)
+		b.StartTimer()
+	}
+}
+
+func benchCmd(b *testing.B, gap time.Duration, name string, args ...string) {
+	if err := exec.Command(name, args...).Run(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		pause(b, gap)
+		if err := exec.Command(name, args...).Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchExec(b *testing.B, gap time.Duration, ex sandbox.Executor, dir string) {
 	c := sandbox.Cmd{Script: "true", Dir: dir}
 	if _, err := ex.Exec(b.Context(), c); err != nil { // set up outside the timing
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
+		pause(b, gap)
 		res, err := ex.Exec(b.Context(), c)
 		if err != nil || res.ExitCode != 0 {
 			b.Fatal(err, res)

@@ -203,9 +203,14 @@ func (c *pidsCgroup) limitMemory(base string, limit int64) error {
 
 // oomKilled reports whether the kernel's OOM killer killed a process of
 // the cgroup for reaching its memory limit.
-func (c *pidsCgroup) oomKilled() bool {
-	if c.mem == "" {
-		return false
+func (c *pidsCgroup) oomKilled() bool { return c.oomKills() > 0 }
+
+// oomKills is how many processes of the cgroup the kernel's OOM killer
+// killed for reaching its memory limit; 0 for a nil cgroup or without a
+// memory controller.
+func (c *pidsCgroup) oomKills() int {
+	if c == nil || c.mem == "" {
+		return 0
 	}
 	name := "memory.oom_control" // v1
 	if c.mem == c.dir {
@@ -213,15 +218,15 @@ func (c *pidsCgroup) oomKilled() bool {
 	}
 	b, err := os.ReadFile(filepath.Join(c.mem, name))
 	if err != nil {
-		return false
+		return 0
 	}
 	for line := range strings.Lines(string(b)) {
 		if n, ok := strings.CutPrefix(strings.TrimSpace(line), "oom_kill "); ok {
-			v, err := strconv.Atoi(n)
-			return err == nil && v > 0
+			v, _ := strconv.Atoi(n)
+			return v
 		}
 	}
-	return false
+	return 0
 }
 
 // join moves process pid, all its threads, into the cgroup. Its children
@@ -246,8 +251,15 @@ func (c *pidsCgroup) killAll() {
 	if err := os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0); err == nil {
 		return
 	}
+	c.killAllBut(0)
+}
+
+// killAllBut kills every process in the cgroup except keep (0: none), each
+// through a pidfd opened while it is still listed, so a recycled pid never
+// gets the signal.
+func (c *pidsCgroup) killAllBut(keep int) {
 	for range 100 { // a fork in flight can add a process; the pids limit bounds them
-		pids := c.procs()
+		pids := slices.DeleteFunc(c.procs(), func(p int) bool { return p == keep })
 		if len(pids) == 0 {
 			return
 		}

@@ -126,17 +126,6 @@ func helperFail(status *os.File, code int, err error) int {
 // confine applies every restriction to the calling thread and returns the
 // Landlock ABI in force.
 func confine(cfg helperConfig) (int, error) {
-	if cfg.memcg != "" {
-		if err := os.WriteFile(filepath.Join(cfg.memcg, "cgroup.procs"), []byte("0"), 0); err != nil {
-			return 0, fmt.Errorf("joining the memory cgroup: %w", err)
-		}
-	}
-	if cfg.cgroup != "" {
-		// Join before anything can fork; "0" is the writer itself.
-		if err := os.WriteFile(filepath.Join(cfg.cgroup, "cgroup.procs"), []byte("0"), 0); err != nil {
-			return 0, fmt.Errorf("joining the pids cgroup: %w", err)
-		}
-	}
 	if err := setLimits(cfg); err != nil {
 		return 0, err
 	}
@@ -162,6 +151,20 @@ func confine(cfg helperConfig) (int, error) {
 		// executor runs its commands unstaged (StageErr says why).
 		if err := startStager(cfg.stageFD, cfg.stageWork, cfg.stageRoot, cfg); err != nil {
 			fmt.Fprintf(os.Stderr, "rein sandbox: %v: commands run unstaged\n", err)
+		}
+	}
+	if cfg.memcg != "" {
+		if err := os.WriteFile(filepath.Join(cfg.memcg, "cgroup.procs"), []byte("0"), 0); err != nil {
+			return 0, fmt.Errorf("joining the memory cgroup: %w", err)
+		}
+	}
+	if cfg.cgroup != "" {
+		// Join before anything of the command's can fork, and after the
+		// stager (rein's own, outside the domain) started: it stays out of
+		// the executor's cgroup, whose leftovers rein kills after each
+		// command (all but the zygote). "0" is the writer itself.
+		if err := os.WriteFile(filepath.Join(cfg.cgroup, "cgroup.procs"), []byte("0"), 0); err != nil {
+			return 0, fmt.Errorf("joining the pids cgroup: %w", err)
 		}
 	}
 	abi := landlockABI()

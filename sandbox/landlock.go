@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -93,11 +94,16 @@ const (
 // pidfd_getfd, and every system call made through a foreign ABI (int 0x80,
 // x32).
 //
-// Limits: the command runs in its own pids cgroup (cgroup v2, or the v1
-// pids hierarchy) with pids.max = MaxProcs when rein can create one there
-// (as root: rein moves the zygote into the command's cgroup for the fork
-// and back, one command at a time); then, when it ends, everything left in
-// that cgroup is killed too, even what left the process group. Otherwise
+// Limits: the executor's zygote and its commands live in one cgroup of
+// their own (cgroup v2, or the v1 pids and memory hierarchies) when rein
+// can create one there (as root), with pids.max = MaxProcs+1 (the zygote)
+// and the Memory limit: so the limits hold per executor, shared by
+// commands that run at the same time, and no process ever moves between
+// cgroups (a move waits for an RCU grace period, milliseconds per command
+// when commands are spaced as in a session). When a command ends and no
+// other runs, everything else left in that cgroup is killed, even what
+// left the process group or session; while another command runs,
+// leftovers wait for it to end. Otherwise
 // RLIMIT_NPROC bounds it (rein not root: the zygote runs in a user
 // namespace, where the count is the sandbox's own, shared by the zygote and
 // every command of the executor; PerCommand makes it each command's own). As root without a writable pids cgroup there is no task
@@ -165,8 +171,8 @@ type Landlock struct {
 	// MaxProcs (RLIMIT_NPROC there) bounds each command alone rather than
 	// all the executor's commands together.
 	PerCommand bool
-	// Memory bounds the memory of one command (all its processes), in
-	// bytes, where rein can make a memory cgroup (cgroup v2 memory.max with
+	// Memory bounds the memory of the executor's commands (all their
+	// processes; one command's, when one runs at a time), in bytes, where rein can make a memory cgroup (cgroup v2 memory.max with
 	// memory.swap.max 0, or v1 memory.limit_in_bytes and memsw): 0 means
 	// DefaultMemory, a negative value no limit. A command that reaches it
 	// is killed by the kernel's OOM killer and its Result says so
@@ -188,6 +194,9 @@ type Landlock struct {
 	state    *landlockState // set up at the first Exec
 	closed   bool
 	inflight sync.WaitGroup // Execs between setup and their end
+	// unprepare stops a zygote Prepare is starting in the background;
+	// Close calls it. Guarded by mu.
+	unprepare context.CancelFunc
 }
 
 var _ Executor = (*Landlock)(nil)

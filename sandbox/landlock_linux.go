@@ -85,33 +85,66 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 	if l.PerCommand {
 		return l.execHelper(ctx, c, st)
 	}
-	var cg *pidsCgroup
-	if st.cgroups != "" {
-		if cg, err = newCommandCgroup(st, l); err != nil {
-			return Result{}, fmt.Errorf("%w: %w", ErrStart, err)
-		}
-		defer cg.remove()
-	}
 	req := runRequest{
 		dir:  c.Dir,
 		argv: []string{shellOr(l.Shell), "-c", c.Script},
 		env:  st.commandEnv(c.Env),
 	}
 	if st.stageRoot != "" && !st.stageOff.Load() {
-		return l.execStaged(ctx, c, st, req, cg)
+		return l.execStaged(ctx, c, st, req)
 	}
 	for retried := false; ; retried = true {
 		z, err := st.zygoteFor(ctx, l)
 		if err != nil {
 			return Result{}, err
 		}
-		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace), cg)
-		cg.noteOOM(&res)
+		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace))
 		if errors.Is(err, errNotSent) && !retried {
 			continue // the zygote died while idle; nothing ran: once more on a new one
 		}
 		return res, err
 	}
+}
+
+// Prepare makes sure the backend works here and builds now what every
+// command shares (the rulesets, the private temp dir and, as root, the
+// network namespace and the executor's cgroup), so the check's work is not
+// thrown away (LandlockStatus builds a namespace only to close it). Unless
+// PerCommand is set, it then starts the zygote in the background: a session
+// opens its executor before its first model call, which hides the
+// zygote's start, and the first command costs what a later one does.
+// It returns the error the first Exec would; a zygote that fails to start
+// in the background is started (and its error reported) by the first Exec.
+func (l *Landlock) Prepare(ctx context.Context) error {
+	if os.Geteuid() != 0 {
+		// Not root: each command gets a user namespace; probe that one can
+		// be made (the state below builds none).
+		if _, err := LandlockStatus(); err != nil {
+			return err
+		}
+	} else if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("%w: seccomp: %w", ErrUnsupported, err)
+	}
+	st, err := l.setup()
+	if err != nil {
+		return err
+	}
+	if l.PerCommand {
+		l.inflight.Done()
+		return nil
+	}
+	// The start outlives ctx (the caller's open), not Close: Close stops a
+	// start still under way (a helper that never says ready, say).
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	l.mu.Lock()
+	l.unprepare = cancel
+	l.mu.Unlock()
+	go func() {
+		defer l.inflight.Done() // Close waits for the start
+		defer cancel()
+		_, _ = st.zygoteFor(bg, l)
+	}()
+	return nil
 }
 
 // zygoteFor returns st's zygote, starting one at the first command and
@@ -212,6 +245,9 @@ func (l *Landlock) Close() error {
 	l.closed = true
 	st := l.state
 	l.state = nil
+	if l.unprepare != nil {
+		l.unprepare()
+	}
 	l.mu.Unlock()
 	l.inflight.Wait()
 	if st == nil {
@@ -548,7 +584,13 @@ func LandlockStatus() (abi int, err error) {
 // newCommandCgroup makes a command's cgroup: pids.max, and the memory
 // limit where st found a memory controller.
 func newCommandCgroup(st *landlockState, l *Landlock) (*pidsCgroup, error) {
-	cg, err := newPidsCgroup(st.cgroups, l.maxProcs())
+	return newCgroup(st, l, l.maxProcs())
+}
+
+// newCgroup makes a cgroup with pids.max = procs, and the memory limit
+// where st found a memory controller.
+func newCgroup(st *landlockState, l *Landlock, procs int) (*pidsCgroup, error) {
+	cg, err := newPidsCgroup(st.cgroups, procs)
 	if err != nil {
 		return nil, err
 	}

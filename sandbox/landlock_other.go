@@ -16,6 +16,11 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 	return Result{}, fmt.Errorf("%w: the landlock executor runs on Linux, not %s", ErrUnsupported, runtime.GOOS)
 }
 
+// Prepare returns ErrUnsupported: Landlock is Linux's.
+func (l *Landlock) Prepare(ctx context.Context) error {
+	return fmt.Errorf("%w: the landlock executor runs on Linux, not %s", ErrUnsupported, runtime.GOOS)
+}
+
 // Close does nothing here.
 func (l *Landlock) Close() error { return nil }
 

@@ -5,6 +5,7 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,6 +178,52 @@ func TestLandlockKillsWhatLeftTheGroup(t *testing.T) {
 	}
 	if len(ps) != 1 || !waitGone(ps[0]) {
 		t.Errorf("pids %v: the process that left the group is still running", ps)
+	}
+}
+
+// TestLandlockLeftoversWaitForTheLastCommand: the executor's commands share
+// one cgroup, so what a command left behind is killed once no command runs,
+// never while another one does (a sweep cannot tell whose a process is,
+// and must not kill a running command's).
+func TestLandlockLeftoversWaitForTheLastCommand(t *testing.T) {
+	l, work := newLandlock(t, &sandbox.Landlock{})
+	other := make(chan error, 1)
+	go func() {
+		res, err := l.Exec(t.Context(), sandbox.Cmd{Script: "until [ -e release ]; do sleep 0.01; done; echo alive", Dir: work, Timeout: time.Minute})
+		if err == nil && res.Stdout != "alive\n" {
+			err = fmt.Errorf("the other command was cut short: exit %d, stdout %q, signal %q", res.ExitCode, res.Stdout, res.Signal)
+		}
+		other <- err
+	}()
+	res, err := l.Exec(t.Context(), sandbox.Cmd{
+		Script:  `grep -q rein-sandbox- /proc/self/cgroup || { echo nocgroup; exit; }; setsid sh -c 'echo $$ > left; exec sleep 100' & until [ -s left ]; do sleep 0.01; done; cat left`,
+		Dir:     work,
+		Timeout: 20 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stdout == "nocgroup\n" {
+		if os.Geteuid() == 0 {
+			t.Fatal("running as root, but the command is in no pids cgroup")
+		}
+		t.Skip("no pids cgroup for this user")
+	}
+	ps := pids(t, res.Stdout)
+	for _, p := range ps {
+		t.Cleanup(func() { syscall.Kill(p, syscall.SIGKILL) })
+	}
+	if len(ps) != 1 || syscall.Kill(ps[0], 0) != nil {
+		t.Fatalf("pids %v: the leftover is gone while another command still runs; it must wait", ps)
+	}
+	if err := os.WriteFile(filepath.Join(work, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-other; err != nil {
+		t.Fatal(err)
+	}
+	if !waitGone(ps[0]) {
+		t.Errorf("pid %d: the leftover still runs after the last command ended", ps[0])
 	}
 }
 

@@ -104,7 +104,7 @@ func overlayFS() bool {
 // result with the command's writes staged (Result.Staged). Staged
 // commands run one at a time: the overlay is in the zygote's mount
 // namespace, which every command shares.
-func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req runRequest, cg *pidsCgroup) (Result, error) {
+func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req runRequest) (Result, error) {
 	st.stageMu.Lock()
 	defer st.stageMu.Unlock()
 	for retried := false; ; retried = true {
@@ -135,12 +135,9 @@ func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req
 			// refuses it): this executor runs its commands unstaged, as
 			// without Stage, and StageErr says why.
 			st.stageFailed(fmt.Errorf("mounting the overlay: %w", err))
-			res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace), cg)
-			cg.noteOOM(&res)
-			return res, err
+			return z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace))
 		}
-		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace), cg)
-		cg.noteOOM(&res)
+		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace))
 		uerr := z.stage.ask(context.WithoutCancel(ctx), "u")
 		if uerr != nil {
 			// The overlay may still be over the work dir: no later command

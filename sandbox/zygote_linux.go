@@ -25,7 +25,16 @@ import (
 type zygote struct {
 	pid  int
 	conn *net.UnixConn
-	home *pidsCgroup // the zygote's pids cgroup between starts; nil without cgroups
+	// home is the executor's cgroup: the zygote and every command it
+	// starts live in it, so no process ever moves between cgroups (a move
+	// waits for an RCU grace period: milliseconds when commands are spaced
+	// as in a session). The pids and memory limits hold per executor; what
+	// a command leaves behind is killed when no command is running
+	// (sweepLeftovers). nil without cgroups.
+	home *pidsCgroup
+	// running counts the commands started and not yet ended; guarded by
+	// forkMu, so a sweep never races a fork.
+	running int
 
 	wmu  sync.Mutex // serialises writes to conn
 	next atomic.Uint64
@@ -36,9 +45,10 @@ type zygote struct {
 	deadOnce  sync.Once
 	why       error // why it is dead; set before dead is closed
 
-	// forkMu is held from moving the zygote into a command's cgroup until
-	// it is back in its own, and while the zygote is reaped: so the
-	// zygote's pid always names the zygote while it is held.
+	// forkMu is held while the zygote forks a command, while leftovers are
+	// swept from its cgroup, and while the zygote is reaped: so the
+	// zygote's pid always names the zygote while it is held, and a sweep
+	// never kills a command being started.
 	forkMu sync.Mutex
 	exited chan struct{} // closed once the zygote is reaped
 
@@ -113,7 +123,8 @@ func (st *landlockState) startZygote(ctx context.Context, l *Landlock) (*zygote,
 		// Its own memory cgroup too (the same limit): on cgroup v1 the
 		// memory hierarchy is another tree, and join must move the zygote
 		// out of the command's in both.
-		if z.home, err = newCommandCgroup(st, l); err != nil {
+		// One more process than a command may have: the zygote itself.
+		if z.home, err = newCgroup(st, l, l.maxProcs()+1); err != nil {
 			z.conn.Close()
 			return nil, fmt.Errorf("%w: %w", ErrStart, err)
 		}
@@ -419,13 +430,13 @@ func (z *zygote) signal(id uint64, sig syscall.Signal) {
 }
 
 // start has the zygote start req with ends as its stdin, stdout and
-// stderr, inside cg when set, and returns the shell's pid. statusW is the
+// stderr, in the executor's cgroup, and returns the shell's pid. statusW is the
 // status pipe's write end, which start closes; the answers come on statusR.
 //
 // A zygote that does not answer (stopped, stuck) holds up neither the
 // command's timeout nor an abort: when ctx ends or the timeout passes
 // first, the zygote is killed and start returns.
-func (z *zygote) start(ctx context.Context, timeout time.Duration, id uint64, req runRequest, ends childEnds, statusR, statusW *os.File, fb *frameBuf, cg *pidsCgroup) (int, error) {
+func (z *zygote) start(ctx context.Context, timeout time.Duration, id uint64, req runRequest, ends childEnds, statusR, statusW *os.File, fb *frameBuf) (int, error) {
 	z.forkMu.Lock()
 	defer z.forkMu.Unlock()
 	defer statusW.Close()
@@ -437,19 +448,11 @@ func (z *zygote) start(ctx context.Context, timeout time.Duration, id uint64, re
 	if !z.alive() {
 		return 0, fmt.Errorf("%w: sandbox: %w: %w", ErrStart, errNotSent, z.deadErr())
 	}
-	if cg != nil {
-		if err := cg.join(z.pid); err != nil {
-			return 0, fmt.Errorf("%w: %w", ErrStart, err)
-		}
-	}
 	rights := unix.UnixRights(int(ends.stdin.Fd()), int(ends.stdout.Fd()), int(ends.stderr.Fd()), int(statusW.Fd()))
 	err := z.write(appendFrame(nil, frameRun, id, req.encode()), rights)
 	if err != nil && !z.alive() || errors.Is(err, syscall.EPIPE) {
 		// Nothing of the frame reached a zygote that still reads.
 		z.fail(fmt.Errorf("writing to the zygote: %w", err))
-		if cg != nil {
-			_ = z.home.join(z.pid) // best effort: it is dying
-		}
 		return 0, fmt.Errorf("%w: sandbox: %w: %w", ErrStart, errNotSent, z.deadErr())
 	}
 	if err != nil { // a frame cut short: the stream is lost
@@ -473,9 +476,8 @@ func (z *zygote) start(ctx context.Context, timeout time.Duration, id uint64, re
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			z.fail(errors.New("the zygote did not answer: stopped or stuck"))
 			_ = syscall.Kill(z.pid, syscall.SIGKILL) // forkMu held: not reaped; a command it began dies with it
-			if cg != nil {
-				_ = z.home.join(z.pid)
-				cg.killAll()
+			if z.home != nil {
+				z.home.killAll() // the zygote and all it started
 			}
 			if !late.Load() && ctx.Err() != nil {
 				return 0, fmt.Errorf("%w; the sandbox zygote had not started the command (it did not answer) and was killed", aborted(ctx))
@@ -490,16 +492,8 @@ func (z *zygote) start(ctx context.Context, timeout time.Duration, id uint64, re
 			err = errors.New("zygote protocol: done before started")
 		}
 	}
-	if cg != nil {
-		if herr := z.home.join(z.pid); herr != nil && z.alive() {
-			// Never leave the zygote where a command's end kills it and its
-			// next forks count.
-			z.fail(fmt.Errorf("moving the zygote back to its cgroup: %w", herr))
-			_ = syscall.Kill(z.pid, syscall.SIGKILL) // forkMu held: not reaped
-			if err == nil && typ == frameStarted {
-				err = errors.New("the zygote was killed") // the caller's cgroup kill ends the command
-			}
-		}
+	if err == nil && typ == frameStarted {
+		z.running++
 	}
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
@@ -523,7 +517,7 @@ func (z *zygote) start(ctx context.Context, timeout time.Duration, id uint64, re
 // (SIGKILL at once), the group killed when the shell exits, the cgroup
 // killed at the end, output capped. A zygote that dies with the command in
 // flight ends the command: Exec returns an error wrapping ErrStart.
-func (z *zygote) exec(ctx context.Context, c Cmd, req runRequest, maxOutput int, grace time.Duration, cg *pidsCgroup) (Result, error) {
+func (z *zygote) exec(ctx context.Context, c Cmd, req runRequest, maxOutput int, grace time.Duration) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{}, aborted(ctx)
 	}
@@ -549,7 +543,8 @@ func (z *zygote) exec(ctx context.Context, c Cmd, req runRequest, maxOutput int,
 	defer statusR.Close()
 	id := z.next.Add(1)
 	var fb frameBuf
-	pid, err := z.start(ctx, c.Timeout, id, req, ends, statusR, statusW, &fb, cg)
+	oom := z.home.oomKills()
+	pid, err := z.start(ctx, c.Timeout, id, req, ends, statusR, statusW, &fb)
 	ends.close() // the zygote has passed them on, or will never
 	if err != nil {
 		if s.inW != nil {
@@ -564,7 +559,7 @@ func (z *zygote) exec(ctx context.Context, c Cmd, req runRequest, maxOutput int,
 	// timeout and the abort by asking the zygote to signal the group.
 	stop := make(chan struct{})
 	watched := make(chan watchResult, 1)
-	go z.watch(ctx, id, c.Timeout, grace, cg, stop, watched)
+	go z.watch(ctx, id, c.Timeout, grace, stop, watched)
 	typ, r, err := readAnswer(statusR, &fb, id)
 	close(stop)
 	w := <-watched
@@ -581,9 +576,7 @@ func (z *zygote) exec(ctx context.Context, c Cmd, req runRequest, maxOutput int,
 		// kill what is left of its group.
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
-	if cg != nil {
-		cg.killAll()
-	}
+	z.ended()
 	dur := time.Since(begin)
 	s.drain()
 	res := Result{
@@ -593,6 +586,9 @@ func (z *zygote) exec(ctx context.Context, c Cmd, req runRequest, maxOutput int,
 		StderrBytes: s.stderr.Len(),
 		TimedOut:    w.timedOut,
 		Duration:    dur,
+	}
+	if z.home != nil && z.home.oomKills() > oom {
+		res.OOMKilled, res.MemoryLimit = true, z.home.memLimit
 	}
 	if !got {
 		z.fail(errors.New("the zygote closed a command's status pipe"))
@@ -625,7 +621,7 @@ type watchResult struct {
 // watch enforces a command's timeout (SIGTERM, grace, SIGKILL) and abort
 // (SIGKILL at once) until stop is closed, and gives up on a zygote that
 // does not end a command it was told to kill.
-func (z *zygote) watch(ctx context.Context, id uint64, timeout, grace time.Duration, cg *pidsCgroup, stop <-chan struct{}, out chan<- watchResult) {
+func (z *zygote) watch(ctx context.Context, id uint64, timeout, grace time.Duration, stop <-chan struct{}, out chan<- watchResult) {
 	var w watchResult
 	defer func() { out <- w }()
 	timer := time.NewTimer(timeout)
@@ -652,9 +648,7 @@ func (z *zygote) watch(ctx context.Context, id uint64, timeout, grace time.Durat
 		}
 	}
 	z.signal(id, syscall.SIGKILL)
-	if cg != nil {
-		cg.killAll() // what left the group, at once
-	}
+	z.sweepIfAlone() // what left the group, at once, when no other command runs
 	wait := zygoteUnresponsive
 	if z.stopped() {
 		wait = 0 // it cannot act on the frame
@@ -669,6 +663,46 @@ func (z *zygote) watch(ctx context.Context, id uint64, timeout, grace time.Durat
 		w.unresponsive = true
 		z.fail(errors.New("the zygote did not end a killed command"))
 		z.kill()
+	}
+}
+
+// ended notes that a command started by z has ended, and when no other is
+// running, kills what the commands left in the executor's cgroup:
+// processes that left the command's process group or session (a daemon, a
+// double fork). While another command runs they are left until it ends
+// too: a sweep cannot tell whose they are.
+func (z *zygote) ended() {
+	z.forkMu.Lock()
+	defer z.forkMu.Unlock()
+	if z.running > 0 {
+		z.running--
+	}
+	if z.running == 0 {
+		z.sweepLocked()
+	}
+}
+
+// sweepIfAlone kills the leftovers in the executor's cgroup when the
+// command being killed is the only one running.
+func (z *zygote) sweepIfAlone() {
+	z.forkMu.Lock()
+	defer z.forkMu.Unlock()
+	if z.running <= 1 {
+		z.sweepLocked()
+	}
+}
+
+// sweepLocked kills everything in the executor's cgroup but the zygote
+// (everything, once the zygote is gone); forkMu held.
+func (z *zygote) sweepLocked() {
+	if z.home == nil {
+		return
+	}
+	select {
+	case <-z.exited:
+		z.home.killAll()
+	default:
+		z.home.killAllBut(z.pid)
 	}
 }
 

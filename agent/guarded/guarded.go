@@ -224,11 +224,14 @@ type Sandbox struct {
 	// [sandbox.network]), each connection recorded in the audit log. It
 	// needs root; docker containers keep no network. Nil: no network.
 	Egress *egress.Config
+	// OneShot opens the sandbox for a single command (OpenSandbox for
+	// `rein sandbox exec`): landlock starts no zygote for later commands.
+	OneShot bool
 }
 
 func (s Sandbox) harness() harness.Sandbox {
 	return harness.Sandbox{Backend: s.Backend, Image: s.Image, Runtime: s.Runtime, Memory: s.Memory, Helper: s.Helper,
-		NoStage: s.NoStage, StageAskAbove: s.StageAskAbove, Egress: s.Egress}
+		NoStage: s.NoStage, StageAskAbove: s.StageAskAbove, Egress: s.Egress, OneShot: s.OneShot}
 }
 
 // Session is one guarded session, ready to run once.

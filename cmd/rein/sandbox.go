@@ -48,7 +48,7 @@ func (c *sandboxExecCmd) Run(ctx context.Context, e env) error {
 	if len(args) == 0 {
 		return usagef("no command: write it after --, e.g. rein sandbox exec -- ls -la")
 	}
-	ex, name, closer, err := guarded.OpenSandbox(ctx, guarded.Sandbox{Backend: c.Backend, Image: c.Image, Runtime: c.Runtime, Memory: c.Memory, Helper: reinBinary()},
+	ex, name, closer, err := guarded.OpenSandbox(ctx, guarded.Sandbox{Backend: c.Backend, Image: c.Image, Runtime: c.Runtime, Memory: c.Memory, Helper: reinBinary(), OneShot: true},
 		workdir, sessionid.NewID(time.Now()))
 	if err != nil {
 		return usageError{err}

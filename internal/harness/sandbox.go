@@ -47,6 +47,15 @@ type Sandbox struct {
 	// audit log). Nil or an empty allowlist: no network. The docker
 	// backend does not take it (its containers keep --network none).
 	Egress *egress.Config
+	// OneShot opens the executor for one command (`rein sandbox exec`):
+	// landlock runs it through a helper of its own, unstaged, instead of
+	// starting a zygote for later commands that never come.
+	OneShot bool
+}
+
+// landlock is the landlock executor s asks for, not yet prepared.
+func (s Sandbox) landlock(workdir string, mem int64) *sandbox.Landlock {
+	return &sandbox.Landlock{WorkDir: workdir, Memory: mem, Stage: !s.NoStage && !s.OneShot, PerCommand: s.OneShot}
 }
 
 // withNetwork gives l the egress proxy s asks for: nothing when none is
@@ -96,11 +105,12 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 	case SandboxNone:
 		return &sandbox.Local{Helper: s.Helper}, SandboxNone, nopCloser{}, nil
 	case SandboxLandlock:
-		if _, err := sandbox.LandlockStatus(); err != nil {
+		l := s.landlock(workdir, mem)
+		if err := s.withNetwork(l); err != nil {
 			return nil, "", nil, fmt.Errorf("--sandbox landlock: %w", err)
 		}
-		l := &sandbox.Landlock{WorkDir: workdir, Memory: mem, Stage: !s.NoStage}
-		if err := s.withNetwork(l); err != nil {
+		if err := l.Prepare(ctx); err != nil {
+			_ = l.Close()
 			return nil, "", nil, fmt.Errorf("--sandbox landlock: %w", err)
 		}
 		return l, SandboxLandlock, l, nil
@@ -114,14 +124,15 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 		}
 		return d, d.Name(), d, nil
 	case SandboxAuto, "":
-		_, lerr := sandbox.LandlockStatus()
+		l := s.landlock(workdir, mem)
+		if err := s.withNetwork(l); err != nil {
+			return nil, "", nil, fmt.Errorf("sandbox: %w", err)
+		}
+		lerr := l.Prepare(ctx)
 		if lerr == nil {
-			l := &sandbox.Landlock{WorkDir: workdir, Memory: mem, Stage: !s.NoStage}
-			if err := s.withNetwork(l); err != nil {
-				return nil, "", nil, fmt.Errorf("sandbox: %w", err)
-			}
 			return l, SandboxLandlock, l, nil
 		}
+		_ = l.Close()
 		if s.Image != "" {
 			d, derr := docker.Start(ctx, docker.Options{Runtime: s.Runtime, Image: s.Image, WorkDir: workdir, Session: session, Memory: dmem})
 			if derr == nil {
