@@ -229,20 +229,6 @@ func (c *pidsCgroup) oomKills() int {
 	return 0
 }
 
-// join moves process pid, all its threads, into the cgroup. Its children
-// stay where they are; what it forks from then on starts inside.
-func (c *pidsCgroup) join(pid int) error {
-	if err := os.WriteFile(filepath.Join(c.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
-		return fmt.Errorf("moving process %d into the pids cgroup %s: %w", pid, c.dir, err)
-	}
-	if c.mem != "" && c.mem != c.dir {
-		if err := os.WriteFile(filepath.Join(c.mem, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
-			return fmt.Errorf("moving process %d into the memory cgroup %s: %w", pid, c.mem, err)
-		}
-	}
-	return nil
-}
-
 // killAll kills every process in the cgroup, also those that left the
 // command's process group. cgroup.kill (v2) does it at once; otherwise
 // each listed process is opened as a pidfd and killed through it only if

@@ -416,8 +416,10 @@ func sedProven(s string) error {
 			}
 			d := s[i]
 			i++
-			if !skipTo(d) || !skipTo(d) {
-				return fmt.Errorf("an unterminated %c command", c)
+			for range 2 { // the pattern, then the replacement (s) or the target set (y)
+				if !skipTo(d) {
+					return fmt.Errorf("an unterminated %c command", c)
+				}
 			}
 			if c == 's' {
 				for i < n && strings.IndexByte("gpiImM0123456789", s[i]) >= 0 {
