@@ -115,12 +115,17 @@ func (t *TTY) Choose(ctx context.Context, req Request) (Answer, error) {
 		}
 		// The question takes the last row, a note on discarded input the one
 		// above, and the answers that stick the two above that.
-		screen := layout(req, diff, cols, rows-2)
+		body := rows - 2
 		if req.Pattern != "" {
-			screen = layout(req, diff, cols, rows-4) + stickyLegend(req.Pattern, cols)
+			body = rows - 4
 		}
-		if _, err := io.WriteString(t.Out, screen); err != nil {
+		if _, err := io.WriteString(t.Out, layout(req, diff, cols, body)); err != nil {
 			return Answer{}, fmt.Errorf("show the approval prompt: %w", err)
+		}
+		if req.Pattern != "" {
+			if _, err := io.WriteString(t.Out, stickyLegend(req.Pattern, cols)); err != nil {
+				return Answer{}, fmt.Errorf("show the approval prompt: %w", err)
+			}
 		}
 		answer, err := t.ask(ctx, q, timeout)
 		switch {

@@ -83,6 +83,11 @@ type Sandbox struct {
 	// (its writes are staged, then applied) before rein asks; 0 means 20.
 	// A later file may only lower it.
 	StageAskAbove int `toml:"stage_ask_above" json:"stage_ask_above,omitempty"`
+	// Unstaged runs landlock commands without staging their writes: they
+	// go straight to the work dir (visible while the command runs, as a
+	// dev server's or a test harness's must be), and rollback cannot undo
+	// them. Only the user's own config may set it; a project may not.
+	Unstaged bool `toml:"unstaged" json:"unstaged,omitempty"`
 	// Network is what commands may reach through rein's egress proxy.
 	Network SandboxNetwork `toml:"network" json:"network"`
 }
@@ -646,6 +651,11 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 		}
 		if eff(next.Sandbox.StageAskAbove) > eff(prev.Sandbox.StageAskAbove) {
 			return fmt.Errorf("sandbox.stage_ask_above %d lets more files change before rein asks", next.Sandbox.StageAskAbove)
+		}
+		return nil
+	case k == "sandbox.unstaged":
+		if next.Sandbox.Unstaged && !prev.Sandbox.Unstaged {
+			return errors.New("sandbox.unstaged turns off staged writes, so rollback cannot undo commands")
 		}
 		return nil
 	case k == "sandbox.image" || k == "sandbox.runtime":

@@ -156,7 +156,7 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		"limits.timeout": `"30m"`, "tools.allow": `["read_file"]`, "tools.read_lines": "2000", "tools.limits": "{ send_email = 1 }",
 		"permissions.mode": `"default"`, "permissions.rules": `[{ tool = "run_bash", decision = "deny", command = "rm" }]`, "permissions.unattended": "true",
 		"network.allow": `[]`, "sandbox.backend": `"auto"`, "sandbox.image": `""`, "sandbox.runtime": `""`,
-		"sandbox.memory": `"2GiB"`, "sandbox.stage_ask_above": "5", "audit.dir": `""`, "audit.durability": `"fsync"`, "flow.on_hit": `"ask"`, "protect.paths": `["x/"]`, "prices": "{}",
+		"sandbox.memory": `"2GiB"`, "sandbox.stage_ask_above": "5", "sandbox.unstaged": "false", "audit.dir": `""`, "audit.durability": `"fsync"`, "flow.on_hit": `"ask"`, "protect.paths": `["x/"]`, "prices": "{}",
 		"mcp.servers": "{}", "model.default": `"openai:gpt-4o-mini"`,
 		"network.domains": `["docs.example.org"]`, "sandbox.network.allow": `[]`, "sandbox.network.internal": `[]`,
 		"sandbox.network.max_connections": "10", "sandbox.network.max_bytes": `"1GiB"`,
@@ -172,6 +172,10 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "has no rule") {
 			t.Errorf("%s: %v", k, err)
 		}
+	}
+	// A project may not turn staged writes off.
+	if _, err := config.Load(project(t, "[sandbox]\nunstaged = true\n")); err == nil {
+		t.Error("a project turned staged writes off")
 	}
 	// A project may lower the staging threshold, not raise or lift it.
 	if _, err := config.Load(project(t, "[sandbox]\nstage_ask_above = 5\n")); err != nil {

@@ -66,6 +66,7 @@ func abortRun(tb testing.TB, dir string, sig os.Signal, twice bool) (time.Durati
 	cmd := exec.Command(exe, "run", "--model", "scripted:"+script, "--workdir", work, "--mode", "bypass", "--tools", "run_bash",
 		"--sandbox", backend, "--durability", "flush", "--audit-dir", filepath.Join(dir, "audit"), "Wait.")
 	cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "XDG_STATE_HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	unstaged(tb, filepath.Join(dir, "config"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -163,6 +164,7 @@ func TestRollbackOnAbort(t *testing.T) {
 		dir := t.TempDir()
 		t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 		t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+		unstaged(t, filepath.Join(dir, "config"))
 		work := filepath.Join(dir, "work")
 		writeFile(t, filepath.Join(work, "a.txt"), "original\n")
 		script := filepath.Join(dir, "s.json")

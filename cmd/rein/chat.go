@@ -223,9 +223,9 @@ func (c *chat) next(ctx context.Context, res agent.Result) (string, bool) {
 			fmt.Fprintf(c.talk, "\nrein: turn %d stopped: %s\n", turn, termsafe.Line(turnStop(res, c.limits)))
 		}
 		for _, ch := range c.book.Changed() {
-			fmt.Fprintf(c.talk, "rein: turn %d %s %s\n", turn, ch.Action, termsafe.Line(ch.Path))
+			fmt.Fprintf(c.talk, "rein: turn %d %s %s\n", turn, termsafe.Line(ch.Action), termsafe.Line(ch.Path))
 		}
-		fmt.Fprintf(c.talk, "rein: %s\n", c.usage())
+		fmt.Fprintf(c.talk, "rein: %s\n", termsafe.Line(c.usage()))
 	}
 	c.mu.Lock()
 	c.before = res
@@ -381,7 +381,7 @@ func (c *chat) command(line string) (leave bool) {
 	case "/help":
 		fmt.Fprintln(w, helpText)
 	case "/cost":
-		fmt.Fprintf(w, "rein: %s\n", c.usage())
+		fmt.Fprintf(w, "rein: %s\n", termsafe.Line(c.usage()))
 	case "/tools":
 		names := c.p.opts.Allow
 		if len(names) == 0 {
@@ -414,7 +414,7 @@ func (c *chat) command(line string) (leave bool) {
 			fmt.Fprintf(w, "rein: undo: %s %s\n", termsafe.Line(ch.Action), termsafe.Line(ch.Path))
 		}
 	default:
-		fmt.Fprintf(w, "rein: unknown command %s%s: /help lists them\n", termsafe.Line(name), didYouMean(name, commands))
+		fmt.Fprintf(w, "rein: unknown command %s%s: /help lists them\n", termsafe.Line(name), termsafe.Line(didYouMean(name, commands)))
 	}
 	return false
 }

@@ -50,6 +50,7 @@ func TestChatInATerminal(t *testing.T) {
 	cmd := exec.Command(exe, "--model", "scripted:"+script, "--workdir", work, "--tools", "run_bash,write_file,ask_question,calc",
 		"--sandbox", backend, "--max-steps", "3", "--durability", "flush", "--audit-dir", filepath.Join(dir, "audit"))
 	cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "XDG_STATE_HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	unstaged(t, filepath.Join(dir, "config"))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.Slave, p.Slave, p.Slave
 	// Its own session with the terminal as its controlling one: Ctrl-C
 	// typed there is a SIGINT to rein, as in a shell.

@@ -85,9 +85,9 @@ func (c *mcpProxyCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", c.HTTP, err)
 	}
-	fmt.Fprintf(e.stderr, "rein: MCP gateway at http://%s/ (streamable HTTP)\n", ln.Addr())
+	fmt.Fprintf(e.stderr, "rein: MCP gateway at http://%s/ (streamable HTTP)\n", termsafe.Line(ln.Addr().String()))
 	if printed {
-		fmt.Fprintf(e.stderr, "rein: bearer token (give it to your MCP host; set REIN_MCP_TOKEN to choose one): %s\n", token)
+		fmt.Fprintf(e.stderr, "rein: bearer token (give it to your MCP host; set REIN_MCP_TOKEN to choose one): %s\n", termsafe.Line(token))
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {

@@ -34,6 +34,7 @@ func TestRunKilledLeavesNoProcess(t *testing.T) {
 			cmd := exec.Command(exe, "run", "--model", "scripted:"+script, "--workdir", work, "--mode", "bypass", "--tools", "run_bash",
 				"--sandbox", backend, "--audit-dir", filepath.Join(dir, "audit"), "Go.")
 			cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "XDG_STATE_HOME="+filepath.Join(dir, "state"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+			unstaged(t, filepath.Join(dir, "config"))
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {

@@ -88,7 +88,7 @@ func (c *serveCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, addr)
+	fmt.Fprintln(e.stdout, termsafe.Line(addr))
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)
 	go func() {

@@ -57,6 +57,7 @@ func TestStateDirGoneStopsTheRun(t *testing.T) {
 			state := filepath.Join(dir, "state")
 			t.Setenv("XDG_STATE_HOME", state)
 			t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+			unstaged(t, filepath.Join(dir, "config"))
 			work := filepath.Join(dir, "work")
 			writeFile(t, filepath.Join(work, "a.txt"), "original\n")
 			script := filepath.Join(dir, "s.json")

@@ -26,7 +26,6 @@ func taskContract(ctx context.Context, t *Task, reg *tool.Registry) (json.RawMes
 	type key struct{ tool, args string }
 	var order []key
 	effects := map[key]*contract.Effect{}
-	lastRead := ""
 	task := fold(t.Task)
 	for _, c := range t.Reference {
 		tl, ok := reg.Lookup(c.Tool)
@@ -35,7 +34,6 @@ func taskContract(ctx context.Context, t *Task, reg *tool.Registry) (json.RawMes
 		}
 		spec := tl.Spec()
 		if spec.Effect == tool.ReadOnly {
-			lastRead = c.Tool
 			continue
 		}
 		args, ok := object(c.Args)
@@ -44,7 +42,7 @@ func taskContract(ctx context.Context, t *Task, reg *tool.Registry) (json.RawMes
 		}
 		e := contract.Effect{Tool: c.Tool, Args: map[string]contract.Binding{}}
 		for _, n := range slices.Sorted(maps.Keys(args)) {
-			e.Args[n] = bind(spec.Roles[n], args[n], task, sourceOf(args[n], seen, lastRead))
+			e.Args[n] = bind(spec.Roles[n], args[n], task, sourceOf(args[n], seen))
 		}
 		b, _ := json.Marshal(e.Args) // bindings always marshal
 		k := key{c.Tool, string(b)}
@@ -90,11 +88,12 @@ func readResults(ctx context.Context, t *Task, reg *tool.Registry) []readResult 
 }
 
 // sourceOf names the read whose result holds v (the last such read), else
-// fallback.
-func sourceOf(v any, seen []readResult, fallback string) string {
+// "": a value no read of the task holds is one the persona knows, stated
+// as a literal (as a user who names the record would).
+func sourceOf(v any, seen []readResult) string {
 	lit, err := json.Marshal(v)
 	if err != nil {
-		return fallback
+		return ""
 	}
 	s := strings.Trim(string(lit), `"`)
 	for i := len(seen) - 1; i >= 0; i-- {
@@ -102,7 +101,7 @@ func sourceOf(v any, seen []readResult, fallback string) string {
 			return seen[i].tool
 		}
 	}
-	return fallback
+	return ""
 }
 
 // bind is how a persona binds one argument of a reference call.

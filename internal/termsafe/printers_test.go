@@ -26,7 +26,7 @@ import (
 // call termsafe or another of them: the test checks it).
 var printingPackages = map[string][]string{
 	"cmd/rein": {"clip", "shorten", "callText", "refusalText"},
-	"approve":  {"layout", "whole", "fit", "argLine", "commandLines"},
+	"approve":  {"layout", "whole", "fit", "argLine", "commandLines", "stickyLegend"},
 	"audit":    {"clip", "clean", "callText", "resultText", "decision", "intentDetails", "callRef", "limitsText"},
 }
 
