@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -194,9 +193,6 @@ type Landlock struct {
 	state    *landlockState // set up at the first Exec
 	closed   bool
 	inflight sync.WaitGroup // Execs between setup and their end
-	// unprepare stops a zygote Prepare is starting in the background;
-	// Close calls it. Guarded by mu.
-	unprepare context.CancelFunc
 }
 
 var _ Executor = (*Landlock)(nil)

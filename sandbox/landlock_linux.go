@@ -108,13 +108,11 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 
 // Prepare makes sure the backend works here and builds now what every
 // command shares (the rulesets, the private temp dir and, as root, the
-// network namespace and the executor's cgroup), so the check's work is not
-// thrown away (LandlockStatus builds a namespace only to close it). Unless
-// PerCommand is set, it then starts the zygote in the background: a session
-// opens its executor before its first model call, which hides the
-// zygote's start, and the first command costs what a later one does.
-// It returns the error the first Exec would; a zygote that fails to start
-// in the background is started (and its error reported) by the first Exec.
+// network namespace), so the check's work is not thrown away
+// (LandlockStatus builds a namespace only to close it). It returns the
+// error the first Exec would. The zygote still starts at the first
+// command: started here, every idle session of a server would keep a
+// process of its own.
 func (l *Landlock) Prepare(ctx context.Context) error {
 	if os.Geteuid() != 0 {
 		// Not root: each command gets a user namespace; probe that one can
@@ -125,25 +123,10 @@ func (l *Landlock) Prepare(ctx context.Context) error {
 	} else if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("%w: seccomp: %w", ErrUnsupported, err)
 	}
-	st, err := l.setup()
-	if err != nil {
+	if _, err := l.setup(); err != nil {
 		return err
 	}
-	if l.PerCommand {
-		l.inflight.Done()
-		return nil
-	}
-	// The start outlives ctx (the caller's open), not Close: Close stops a
-	// start still under way (a helper that never says ready, say).
-	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	l.mu.Lock()
-	l.unprepare = cancel
-	l.mu.Unlock()
-	go func() {
-		defer l.inflight.Done() // Close waits for the start
-		defer cancel()
-		_, _ = st.zygoteFor(bg, l)
-	}()
+	l.inflight.Done()
 	return nil
 }
 
@@ -245,9 +228,6 @@ func (l *Landlock) Close() error {
 	l.closed = true
 	st := l.state
 	l.state = nil
-	if l.unprepare != nil {
-		l.unprepare()
-	}
 	l.mu.Unlock()
 	l.inflight.Wait()
 	if st == nil {

@@ -48,7 +48,7 @@ func TestStaging(t *testing.T) {
 		{name: "small change applied and saved", files: []string{"a", "b"},
 			command: "echo new > a; rm b; echo c > c", want: "applied the command's writes: 1 file created, 1 changed, 1 deleted",
 			present: []string{"a", "c"}, absent: []string{"b"}, saved: []string{"a", "b", "c"}},
-		{name: "protected path refused, rest applied", files: []string{"README"},
+		{name: "protected path refused and the rest applied", files: []string{"README"},
 			command: "sh -c \"$(printf 'echo x > .envrc; echo y > README')\"", want: "refused, as protected paths: .envrc",
 			absent: []string{".envrc"}, present: []string{"README"}, saved: []string{"README"}},
 		{name: "above the threshold asks; no", files: []string{"a", "b", "c"}, staging: bash.Staging{AskAbove: 2},
