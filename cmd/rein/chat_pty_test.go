@@ -85,7 +85,7 @@ func TestChatInATerminal(t *testing.T) {
 
 	// Turn 2: a write approved from its diff, then a question answered.
 	p.Type(t, "Update the notes.\n")
-	sc := p.WaitFor(t, "[y/N]", 2)
+	sc := p.WaitFor(t, "[y/s/a/N/x]", 1) // a write offers the answers that stick
 	screen := sc.String()
 	for _, want := range []string{"path:    notes.txt", "--- a/notes.txt", "+++ b/notes.txt", "-old", "+new", " keep"} {
 		if !strings.Contains(screen, want) {
