@@ -7,6 +7,7 @@
 package budget
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,46 @@ func (l Limits) MarshalJSON() ([]byte, error) {
 		plain
 		MaxWall string `json:"max_wall"`
 	}{plain(l), l.MaxWall.String()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: MaxWall as a duration
+// string ("30m0s"), or as a number of nanoseconds (a time.Duration's own
+// encoding). A field it does not know is an error, so a misspelt cap is
+// never silently no cap.
+func (l *Limits) UnmarshalJSON(b []byte) error {
+	type plain Limits
+	var v struct {
+		plain
+		MaxWall json.RawMessage `json:"max_wall"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("limits: %w", err)
+	}
+	out := Limits(v.plain)
+	switch raw := bytes.TrimSpace(v.MaxWall); {
+	case len(raw) == 0 || string(raw) == "null":
+		out.MaxWall = 0
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return fmt.Errorf("limits: max_wall: %w", err)
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("limits: max_wall %q is not a duration like \"90s\" or \"30m0s\": %w", s, err)
+		}
+		out.MaxWall = d
+	default:
+		var ns int64
+		if err := json.Unmarshal(raw, &ns); err != nil {
+			return fmt.Errorf("limits: max_wall must be a duration string like \"30m0s\" or a number of nanoseconds: %w", err)
+		}
+		out.MaxWall = time.Duration(ns)
+	}
+	*l = out
+	return nil
 }
 
 // Validate rejects negative limits.

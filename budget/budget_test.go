@@ -96,6 +96,36 @@ func TestLimitsJSON(t *testing.T) {
 	}
 }
 
+// What MarshalJSON writes reads back equal (agent.Checkpoint and the audit
+// log hold limits); the older nanosecond form reads too; a misspelt or
+// mistyped cap is an error, never no cap.
+func TestLimitsJSONRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, l := range []budget.Limits{budget.Defaults(), {}, {MaxCostUSD: 1.25, MaxWall: 1500 * time.Millisecond}} {
+		b, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got budget.Limits
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		if got != l {
+			t.Errorf("%s read back as %+v, want %+v", b, got, l)
+		}
+	}
+	var ns budget.Limits
+	if err := json.Unmarshal([]byte(`{"max_steps":3,"max_wall":90000000000}`), &ns); err != nil || ns.MaxWall != 90*time.Second || ns.MaxSteps != 3 {
+		t.Errorf("nanoseconds: %+v, %v", ns, err)
+	}
+	for _, bad := range []string{`{"max_stepz":3}`, `{"max_wall":"soon"}`, `{"max_wall":true}`, `{"max_steps":"3"}`} {
+		var l budget.Limits
+		if err := json.Unmarshal([]byte(bad), &l); err == nil {
+			t.Errorf("%s accepted as %+v", bad, l)
+		}
+	}
+}
+
 // A conversation's turn gets the step and tool-call caps afresh, while the
 // token and cost caps count the whole conversation; the totals go on.
 func TestBeginTurn(t *testing.T) {
