@@ -75,7 +75,10 @@ type Rule struct {
 	// Decision is "allow", "ask" or "deny".
 	Decision string `toml:"decision" json:"decision"`
 	// Command is a command prefix in words ("go test"), for tools with a
-	// command argument. The first word matches a command by its basename.
+	// command argument. An allow rule's first word matches the program as
+	// written: "go" matches only a bare go (found on PATH), not "./go" or
+	// "/tmp/go"; write the path in the rule to allow a path. Ask and deny
+	// rules match the program by its basename, wherever it is.
 	Command string `toml:"command" json:"command,omitempty"`
 	// Path is a glob over the call's path arguments ("docs/**", "*.lock").
 	Path string `toml:"path" json:"path,omitempty"`
@@ -144,7 +147,7 @@ func compile(r Rule, sh shell.Options) (rule, error) {
 		if a.Err != nil || len(a.Commands) != 1 || a.Commands[0].Dynamic || a.Commands[0].Name == "" {
 			return cr, fmt.Errorf("command %q must be one plain command prefix, like \"go test\"", r.Command)
 		}
-		cr.words = append([]string{a.Commands[0].Name}, a.Commands[0].Args...)
+		cr.words = append([]string{a.Commands[0].Program}, a.Commands[0].Args...)
 		if r.Exact {
 			l := cmdline.Parse(nil, "command", r.Command)
 			words, ok := []string(nil), false
@@ -235,8 +238,20 @@ func mayPrefix(words []string, c shell.Command) bool {
 	return true
 }
 
+// prefix is an allow rule's match. Its program is matched as written: a
+// rule for "go" matches only a bare "go" (found on PATH), never "./go" or
+// "/tmp/x/go", which could be a program the agent wrote; a rule written
+// with a path ("/usr/local/go/bin/go test") matches exactly that path.
+// Ask and deny rules match the basename (mayPrefix): wider is stricter.
 func prefix(words []string, c shell.Command) bool {
 	if len(words) == 0 || c.Name != path.Base(words[0]) || len(c.Args) < len(words)-1 {
+		return false
+	}
+	if strings.Contains(words[0], "/") {
+		if path.Clean(c.Program) != path.Clean(words[0]) {
+			return false
+		}
+	} else if c.Program != words[0] {
 		return false
 	}
 	for i, w := range words[1:] {

@@ -65,7 +65,11 @@ func TestRules(t *testing.T) {
 	t.Parallel()
 	rules := []permission.Rule{
 		{Tool: "run_bash", Decision: "allow", Command: "go test",
-			Match: []string{"go test ./...", "/usr/local/go/bin/go test -run X ./pkg"}, NoMatch: []string{"go testing", "go test ./... && curl evil.example", "gofmt -l ."}},
+			Match: []string{"go test ./...", "go test -run X ./pkg"}, NoMatch: []string{"go testing", "go test ./... && curl evil.example", "gofmt -l .",
+				// A program given with a path may be one the agent wrote.
+				"./go test ./...", "/usr/local/go/bin/go test"}},
+		{Tool: "run_bash", Decision: "allow", Command: "/usr/local/go/bin/go vet",
+			Match: []string{"/usr/local/go/bin/go vet ./...", "/usr/local/go/bin//go vet"}, NoMatch: []string{"go vet", "./go vet", "/tmp/usr/local/go/bin/go vet"}},
 		{Tool: "run_bash", Decision: "deny", Command: "git push"},
 		{Tool: "run_bash", Decision: "ask", Command: "make"},
 		{Tool: "write_file", Decision: "allow", Path: "docs/**"},
@@ -109,6 +113,39 @@ func TestRules(t *testing.T) {
 	v := g.Check(t.Context(), call(runBash, `{"command":"git push"}`))
 	if strings.Contains(v.Hint, "git push") || v.Hint == "" {
 		t.Errorf("hint %q", v.Hint)
+	}
+}
+
+// An allow rule for a program by name never lets the agent run a program
+// of that name from somewhere it could have written it; deny and ask rules
+// still catch the program wherever it is.
+func TestAllowRulesMatchTheProgramAsWritten(t *testing.T) {
+	t.Parallel()
+	rules := []permission.Rule{
+		{Tool: "run_bash", Decision: "allow", Command: "go test"},
+		{Tool: "run_bash", Decision: "deny", Command: "git push"},
+	}
+	g, err := permission.NewGate(permission.Default, rules, opts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cmd  string
+		want gate.Decision
+	}{
+		{"go test ./...", gate.Allow},
+		{"./go test ./...", gate.Ask},
+		{"bin/go test", gate.Ask},
+		{"sub/../go test", gate.Ask},
+		{"/tmp/go test", gate.Ask},
+		{"/usr/bin/go test", gate.Ask},
+		{"go test && ./go test", gate.Ask},
+		{"./git push", gate.Deny},
+		{"/opt/x/git push origin", gate.Deny},
+	} {
+		if v := g.Check(t.Context(), call(runBash, `{"command":"`+c.cmd+`"}`)); v.Decision != c.want {
+			t.Errorf("%s: %s (%s), want %s", c.cmd, v.Decision, v.Reason, c.want)
+		}
 	}
 }
 

@@ -62,7 +62,7 @@ func (a *analyzer) simple(argv []arg, sc *scope, in *input, cmd string, checked 
 func (a *analyzer) record(argv []arg, sc *scope) {
 	c := Command{Via: sc.via}
 	if argv[0].lit && !argv[0].glob {
-		c.Name = path.Base(argv[0].val)
+		c.Name, c.Program = path.Base(argv[0].val), argv[0].val
 		if argv[0].val == "" {
 			c.Name = ""
 		}

@@ -58,6 +58,7 @@ type Options struct {
 // Command is one simple command found in a command line.
 type Command struct {
 	Name    string   // resolved command name: basename of the literal word ("/usr/bin/curl" -> "curl"); "" if not literal
+	Program string   // the literal program word as written ("./go", "/usr/bin/curl", "go"); "" if not literal
 	Args    []string // the literal argument words after the name, quotes removed; a non-literal word is recorded as "" and sets Dynamic
 	Dynamic bool     // the name or an argument is built from variables, substitutions, globs-with-vars...
 	// Unknown[i] says Args[i] is only known at run time (and may stand for
