@@ -140,6 +140,9 @@ func TestAllowRulesMatchTheProgramAsWritten(t *testing.T) {
 		{"/tmp/go test", gate.Ask},
 		{"/usr/bin/go test", gate.Ask},
 		{"go test && ./go test", gate.Ask},
+		{"PATH=.:$PATH go test", gate.Ask},
+		{"export PATH=bin; go test", gate.Ask},
+		{"PATH=$PATH:/usr/local/go/bin go test", gate.Allow},
 		{"./git push", gate.Deny},
 		{"/opt/x/git push origin", gate.Deny},
 	} {

@@ -361,6 +361,29 @@ func (a *analyzer) cd(argv []arg, sc *scope) {
 	sc.cwd = dirs{list: ps}
 }
 
+// hijackablePath reports the first entry of a PATH value that could hold a
+// program the agent wrote: one not known before the command runs, a
+// relative one (an empty entry is the current directory), or one inside
+// the work dir or a temporary directory. $PATH itself keeps what the
+// shell started with and is fine.
+func (a *analyzer) hijackablePath(val arg) (string, bool) {
+	for _, e := range strings.Split(val.raw, ":") {
+		switch {
+		case e == "$PATH" || e == "${PATH}" || e == `"$PATH"` || e == `"${PATH}"`:
+			continue
+		case e == "" || !strings.HasPrefix(e, "/"):
+			return "the current directory or a relative one (" + strconv.Quote(e) + ")", true
+		case strings.ContainsAny(e, "$`*?[{~\\\"'"):
+			return e + " (only known at run time)", true
+		}
+		d := path.Clean(e)
+		if a.inside(d) || a.sandboxWritable(d) || under(d, "/tmp") || under(d, "/var/tmp") || under(d, "/dev/shm") {
+			return d, true
+		}
+	}
+	return "", false
+}
+
 // envVar judges an assignment NAME=value, bare or before a command.
 func (a *analyzer) envVar(name string, val arg, sc *scope, cmd string) {
 	switch name {
@@ -400,6 +423,11 @@ func (a *analyzer) envVar(name string, val arg, sc *scope, cmd string) {
 			", which can make it run code", cmd)
 	case "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH":
 		a.ask(ruleEnvInject, name+" loads other code into every program started", cmd)
+	case "PATH":
+		if dir, ok := a.hijackablePath(val); ok {
+			a.ask(ruleEnvInject, "PATH="+val.raw+" makes a command name run a program from "+dir+
+				", where the agent could have put it", cmd)
+		}
 	case "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",
 		"GIT_SEQUENCE_EDITOR", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "PAGER", "EDITOR", "VISUAL", "MANPAGER",
 		"PROMPT_COMMAND", "BROWSER", "RSYNC_RSH", "CVS_RSH", "LESSOPEN", "LESSCLOSE", "GIT_TRACE2_EVENT_TARGET":
