@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/approve"
@@ -287,12 +288,20 @@ func TestEngineIsolatesBrowsers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	took := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		out := seen
-		seen = nil
-		return out
+	// took returns what the server saw since the last call. The page's
+	// fetch of /report runs after the load Navigate waits for, so took
+	// waits (up to 10s) for want entries before it takes them.
+	took := func(want int) []string {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			if len(seen) >= want || time.Now().After(deadline) {
+				out := seen
+				seen = nil
+				mu.Unlock()
+				return out
+			}
+			mu.Unlock()
+		}
 	}
 
 	e, err := browser.Start(t.Context(), browser.Options{})
@@ -315,15 +324,15 @@ func TestEngineIsolatesBrowsers(t *testing.T) {
 
 	visit(a, "/set")
 	visit(a, "/check")
-	if got := took(); !slices.Equal(got, []string{"cookie=true", "ls=stored"}) {
+	if got := took(2); !slices.Equal(got, []string{"cookie=true", "ls=stored"}) {
 		t.Fatalf("the control: in the browser that set them, %v", got)
 	}
 	visit(b, "/check")
-	if got := took(); !slices.Equal(got, []string{"cookie=false", "ls=null"}) {
+	if got := took(2); !slices.Equal(got, []string{"cookie=false", "ls=null"}) {
 		t.Errorf("a second browser of the engine saw the first one's state: %v", got)
 	}
 	visit(strict, "/check")
-	if got := took(); len(got) != 0 || len(strict.Blocked()) != 1 {
+	if got := took(0); len(got) != 0 || len(strict.Blocked()) != 1 {
 		t.Errorf("a browser without loopback reached the server (%v) or did not report the block", got)
 	}
 
@@ -331,7 +340,7 @@ func TestEngineIsolatesBrowsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	visit(b, "/check")
-	if got := took(); !slices.Equal(got, []string{"cookie=false", "ls=null"}) {
+	if got := took(2); !slices.Equal(got, []string{"cookie=false", "ls=null"}) {
 		t.Errorf("after the first browser closed, the second: %v", got)
 	}
 	dir := b.ProfileDir()
