@@ -332,3 +332,33 @@ func (l *Ledger) FieldsHolding(v any, source string) []string {
 	}
 	return out
 }
+
+// Computed records the result of a tool that computes from its arguments
+// alone (calc): when every number written in args is one the user wrote
+// (and there is one), the result is the model's computation over the
+// user's numbers — the model's own words, neither trusted nor a source
+// (Authored), so "refund the difference of 50.00 and 35.20" is not taken
+// for a value from a tool result; otherwise it is untrusted, as any
+// result (Read): a sum of what a tool returned stays what a tool returned.
+func (l *Ledger) Computed(source string, args json.RawMessage, text string) {
+	var b strings.Builder
+	var m map[string]any
+	if json.Unmarshal(args, &m) == nil {
+		strs(m, &b)
+	}
+	nums := amountsIn(Decode(b.String()), false)
+	l.mu.RLock()
+	mine := len(nums) > 0
+	for _, n := range nums {
+		if _, ok := l.trusted.numbers[n.RatString()]; !ok {
+			mine = false
+			break
+		}
+	}
+	l.mu.RUnlock()
+	if mine {
+		l.Authored(source, text)
+		return
+	}
+	l.Read(source, args, text)
+}
