@@ -77,7 +77,7 @@ func TestExampleFile(t *testing.T) {
 // no control characters and which parses again to the same rendering, or
 // fails with ErrContract.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{`{"effects":[]}`, `{"effects":[{"tool":"send_money","times":2,"args":{"amount":{"is":1},"to":"any","x":{"from":"read_file"}}}]}`, `{`, `{"effects":[{"tool":""}]}`} {
+	for _, s := range []string{`{"effects":[]}`, `{"effects":[{"tool":"send_money","times":2,"args":{"amount":{"is":1},"to":"any","x":{"from":"read_file"}}}]}`, `{`, `{"effects":[{"tool":""}]}`, `{"effects":[{"tool":"send_money","args":{"amount":{"from":"read_file","of":"bill.txt","field":"amount due","where":"may"}}}]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
