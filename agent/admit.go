@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/reinhq/rein/model"
+import (
+	"encoding/json"
+
+	"github.com/reinhq/rein/model"
+)
 
 // The conversation a run keeps is raw: the task and each tool result as
 // they entered it (redacted, not capped, not wrapped), each result with its
@@ -113,11 +117,12 @@ func (l *Loop) tellTask(task string) {
 // tell tells the Provenance a tool result (redacted) that enters the
 // conversation, as the model reads it: capped, untrusted under the tool's
 // name (or the model's own words, for a tool that echoes them). A refusal
-// is rein's words and is not told.
-func (l *Loop) tell(res model.ToolResult) {
+// is rein's words and is not told. args are the arguments of the call it
+// answers (nil when unknown).
+func (l *Loop) tell(res model.ToolResult, args json.RawMessage) {
 	if res.Refused || l.cfg.Provenance == nil {
 		return
 	}
 	t, _ := l.cfg.Tools.Lookup(res.Name)
-	noteResult(l.cfg.Provenance, t, res.Name, capResult(res.Content, l.maxResult()))
+	noteResult(l.cfg.Provenance, t, res.Name, args, capResult(res.Content, l.maxResult()))
 }

@@ -132,11 +132,38 @@ type Authorship interface {
 	Authored(tool, text string)
 }
 
+// Reads is an optional ability of a Provenance (flow.Ledger has it): told
+// each untrusted tool result with the arguments of the call that returned
+// it, in place of Untrusted, it can trace a value to one read of one
+// resource (the task contract's "from" bindings: "the amount in
+// bill.txt"). args is nil when the call is not known.
+type Reads interface {
+	Read(source string, args json.RawMessage, text string)
+}
+
+// Computations is an optional ability of a Provenance (flow.Ledger has
+// it): told the result of a tool that computes from its arguments alone
+// (tool.Spec.Computes) with those arguments, in place of Untrusted, it can
+// tell a sum of the user's own numbers from one of numbers a tool
+// returned.
+type Computations interface {
+	Computed(source string, args json.RawMessage, text string)
+}
+
 // noteResult tells p what a tool returned: as the model's own words when
-// the tool echoes them and p can tell them apart, else as untrusted.
-func noteResult(p Provenance, t tool.Tool, name, content string) {
+// the tool echoes them and p can tell them apart, else as untrusted (with
+// the call's arguments, when p keeps reads).
+func noteResult(p Provenance, t tool.Tool, name string, args json.RawMessage, content string) {
 	if a, ok := p.(Authorship); ok && t != nil && t.Spec().Echoes {
 		a.Authored(name, content)
+		return
+	}
+	if c, ok := p.(Computations); ok && t != nil && t.Spec().Computes {
+		c.Computed(name, args, content)
+		return
+	}
+	if r, ok := p.(Reads); ok {
+		r.Read(name, args, content)
 		return
 	}
 	p.Untrusted(name, content)

@@ -41,9 +41,10 @@ type run struct {
 	msgs     []model.Message
 	res      Result
 	answer   string
-	inflight *audit.Record     // the tool call running, or the model call waiting, when an abort comes
-	unnoted  []*model.ToolCall // resume: calls of the rebuilt conversation whose arguments the Provenance has not been told
-	view     view              // the conversation as the model reads it, rendered and counted as it grows
+	inflight *audit.Record              // the tool call running, or the model call waiting, when an abort comes
+	unnoted  []*model.ToolCall          // resume: calls of the rebuilt conversation whose arguments the Provenance has not been told
+	view     view                       // the conversation as the model reads it, rendered and counted as it grows
+	args     map[string]json.RawMessage // resume: each call's arguments by id, to tell a result with its call
 }
 
 // Run runs task until it stops, and reports why. It never panics on model or
@@ -321,7 +322,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 	if s := r.ctxStop(); s != nil {
 		return model.ToolResult{}, s
 	}
-	r.l.tell(res)
+	r.l.tell(res, c.Args)
 	return res, nil
 }
 

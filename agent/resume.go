@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 
 	"github.com/reinhq/rein/audit"
@@ -66,6 +67,7 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 		meter: budget.NewMeterFrom(l.cfg.Limits, st.Used),
 		msgs:  append([]model.Message(nil), st.Messages...),
 		res:   Result{Refusals: map[string]int{}},
+		args:  callArgs(st),
 	}
 	if st.Turn {
 		r.meter.BeginTurn()
@@ -96,7 +98,7 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 			if res, ok := settled[id]; ok {
 				if st.Raw {
 					r.noteUpTo(id, true)
-					l.tell(res)
+					l.tell(res, r.args[id])
 				}
 				results = append(results, model.ResultBlock(res))
 				continue
@@ -170,7 +172,7 @@ func (r *run) tellAll() {
 				r.unnoted = append(r.unnoted, b.Call)
 			case b.Kind == model.KindToolResult && b.Result != nil:
 				r.noteUpTo(b.Result.CallID, true)
-				r.l.tell(*b.Result)
+				r.l.tell(*b.Result, r.args[b.Result.CallID])
 			}
 		}
 	}
@@ -250,11 +252,29 @@ func (r *run) replay(st State) {
 				t, _ := r.l.cfg.Tools.Lookup(b.Call.Name)
 				noteArgs(p, t, b.Call.Args)
 			case b.Kind == model.KindToolResult && b.Result != nil:
-				r.l.tell(*b.Result)
+				r.l.tell(*b.Result, r.args[b.Result.CallID])
 			}
 		}
 	}
 	for _, s := range st.Settled {
-		r.l.tell(s)
+		r.l.tell(s, r.args[s.CallID])
 	}
+}
+
+// callArgs maps each call of a rebuilt conversation (its messages and its
+// pending calls) to its arguments, so that a result told again is told
+// with the call that returned it.
+func callArgs(st State) map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	for _, msg := range st.Messages {
+		for _, b := range msg.Blocks {
+			if b.Kind == model.KindToolCall && b.Call != nil {
+				m[b.Call.ID] = b.Call.Args
+			}
+		}
+	}
+	for _, c := range st.Pending {
+		m[c.ID] = c.Args
+	}
+	return m
 }

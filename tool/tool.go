@@ -128,6 +128,12 @@ type Spec struct {
 	// the model's own words, neither the user's nor a source's, and the
 	// data-flow gate takes nothing in it as found (agent.Authorship).
 	Echoes bool
+	// Computes marks a tool whose result is a function of its arguments
+	// alone, nothing from outside (calc): the data-flow gate takes its
+	// result as the model's own computation when every number in the
+	// arguments is the user's, and as untrusted otherwise
+	// (agent.Computations).
+	Computes bool
 }
 
 // ArgsWith returns the names of the arguments with role r, sorted.

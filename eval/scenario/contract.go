@@ -5,24 +5,38 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/gate/contract"
+	"github.com/reinhq/rein/gate/flow"
 	"github.com/reinhq/rein/tool"
 )
 
 // taskContract is the contract a persona states before its first call
 // under guards all (docs/contract.md): every side-effecting reference call,
 // counted, with each argument bound as a model that has read only the task
-// could bind it: a value the task text holds as a literal; a value it does
-// not, as taken from the read-only tool the reference called last before
-// it (where the value will be found); a free-text argument that names
-// nothing (a subject) as any; a boolean as the literal it is. nil when the
-// task has no side effects (the persona then states the empty contract).
+// could bind it: a value the task text holds as a literal, or one it
+// computes from numbers the task gives (a calc of the task's own numbers);
+// a value it does not, as taken from the read that holds it (where the
+// value will be found): precisely — the tool, the resource it reads and
+// the label the value stands under, with words of the task that pick the
+// record when the read lists several — when that names one value, else
+// loosely, as taken from the read-only tool the reference called last
+// before it; a free-text argument that names nothing (a subject) as any;
+// a boolean as the literal it is. nil when the task has no side effects
+// (the persona then states the empty contract).
 func taskContract(ctx context.Context, t *Task, reg *tool.Registry) (json.RawMessage, error) {
 	seen := readResults(ctx, t, reg)
+	where := flow.NewLedger()
+	for _, r := range seen {
+		where.Read(r.tool, r.args, r.text)
+	}
 	type key struct{ tool, args string }
 	var order []key
 	effects := map[key]*contract.Effect{}
@@ -42,7 +56,11 @@ func taskContract(ctx context.Context, t *Task, reg *tool.Registry) (json.RawMes
 		}
 		e := contract.Effect{Tool: c.Tool, Args: map[string]contract.Binding{}}
 		for _, n := range slices.Sorted(maps.Keys(args)) {
-			e.Args[n] = bind(spec.Roles[n], args[n], task, sourceOf(args[n], seen))
+			b := bind(spec.Roles[n], args[n], task, sourceOf(args[n], seen))
+			if b.From != "" {
+				b = pinpoint(args[n], b.From, seen, task, where)
+			}
+			e.Args[n] = b
 		}
 		b, _ := json.Marshal(e.Args) // bindings always marshal
 		k := key{c.Tool, string(b)}
@@ -61,8 +79,88 @@ func taskContract(ctx context.Context, t *Task, reg *tool.Registry) (json.RawMes
 	return json.Marshal(ct)
 }
 
+// pinpoint binds v, found in the results of the tool src, as precisely as
+// the reads allow: a value a calc of the task's own numbers gives is a
+// literal (the planner computes it); else the field of src's read that
+// holds it, of the resource that read names, with the first word of the
+// task that picks its record when one is needed; else loosely, from src.
+func pinpoint(v any, src string, seen []readResult, task string, l *flow.Ledger) contract.Binding {
+	lit, _ := json.Marshal(v) // decoded from JSON: always marshals
+	for _, r := range seen {
+		if r.tool == "calc" && fromTask(r.args, task) && sourceOf(v, []readResult{r}) != "" {
+			return contract.Binding{Is: lit}
+		}
+	}
+	num := any(v)
+	if f, ok := v.(float64); ok {
+		num = json.Number(strconv.FormatFloat(f, 'f', -1, 64))
+	}
+	for i := len(seen) - 1; i >= 0; i-- {
+		r := seen[i]
+		if r.tool != src {
+			continue
+		}
+		of := resource(r.args)
+		taskWords := slices.DeleteFunc(strings.FieldsFunc(task, func(r rune) bool { return !unicode.IsLetter(r) }),
+			func(w string) bool { return len(w) < 3 })
+		for _, label := range l.FieldsHolding(num, src) {
+			// The field as the task names it (a word of the task in the
+			// label: "rent"), else the whole label.
+			var fields []string
+			for _, w := range taskWords {
+				if slices.Contains(strings.Fields(label), w) {
+					fields = append(fields, w)
+				}
+			}
+			for _, field := range append(fields, label) {
+				if l.FieldFrom(num, src, of, field, "") {
+					return contract.Binding{From: src, Of: of, Field: field}
+				}
+				for _, w := range taskWords {
+					if l.FieldFrom(num, src, of, field, w) {
+						return contract.Binding{From: src, Of: of, Field: field, Where: w}
+					}
+				}
+			}
+		}
+		break
+	}
+	return contract.Binding{From: src}
+}
+
+// resource is the value of a read's first string argument (by name): what
+// the read reads (a path, an order id); "" when it has none.
+func resource(args json.RawMessage) string {
+	m, ok := object(args)
+	if !ok {
+		return ""
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if s, ok := m[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// fromTask reports whether every number in a call's arguments is written
+// in the task.
+func fromTask(args json.RawMessage, task string) bool {
+	nums := regexp.MustCompile(`\d+(?:[.,]\d+)?`).FindAllString(string(args), -1)
+	for _, n := range nums {
+		if !strings.Contains(task, n) {
+			return false
+		}
+	}
+	return len(nums) > 0
+}
+
 // readResult is what one read-only reference call returned.
-type readResult struct{ tool, text string }
+type readResult struct {
+	tool string
+	args json.RawMessage
+	text string
+}
 
 // readResults runs the task's read-only reference calls in the run's
 // fresh world, before the run: the persona stands for a model that knows
@@ -81,7 +179,7 @@ func readResults(ctx context.Context, t *Task, reg *tool.Registry) []readResult 
 			continue
 		}
 		if text, err := tl.Run(ctx, args); err == nil {
-			out = append(out, readResult{c.Tool, text})
+			out = append(out, readResult{c.Tool, args, text})
 		}
 	}
 	return out
@@ -170,7 +268,7 @@ func contractFits(req approve.Request, refs []Call, reg *tool.Registry) bool {
 			for n, b := range e.Args {
 				switch {
 				case b.From != "":
-					if !reads[b.From] {
+					if !reads[b.From] || b.Of != "" && !readsOf(refs, b.From, b.Of) {
 						return false
 					}
 				case len(b.Is) > 0:
@@ -187,4 +285,24 @@ func contractFits(req approve.Request, refs []Call, reg *tool.Registry) bool {
 		}
 	}
 	return true
+}
+
+// readsOf reports whether a reference call of the tool src reads the
+// resource of: one of its arguments is of.
+func readsOf(refs []Call, src, of string) bool {
+	return slices.ContainsFunc(refs, func(r Call) bool {
+		if r.Tool != src {
+			return false
+		}
+		args, ok := object(r.Args)
+		if !ok {
+			return false
+		}
+		for _, v := range args {
+			if s, ok := v.(string); ok && path.Clean(s) == path.Clean(of) {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -237,7 +237,15 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards, u eval.User)
 	if g == eval.GuardsAll {
 		// The task contract: the persona states it first, the user answers
 		// it once, and it is the authority for the run's side effects.
-		if stated, err = taskContract(ctx, &t, w.reg); err != nil {
+		// It is planned before anything is read, so from the world as
+		// the task left it: no injection in it.
+		clean, err := build(r.f.Environment.merge(t.Environment), r.f.Tools, net)
+		if err != nil {
+			return result{}, err
+		}
+		stated, err = taskContract(ctx, &t, clean.reg)
+		clean.close()
+		if err != nil {
 			return result{}, err
 		}
 		holder = contract.NewHolder(ledger).WithLookup(w.reg.Lookup)

@@ -58,6 +58,22 @@ type Binding struct {
 	// From names the source the value must be taken from: a tool whose
 	// results hold it (read_file, list_transactions).
 	From string `json:"from,omitempty"`
+	// Of names the resource of that read: a value of the read call's
+	// arguments (the path bill.txt, the order ZAM-4471); "" for any read
+	// of From.
+	Of string `json:"of,omitempty"`
+	// Field names the labelled value of the read the value is ("amount"
+	// for "Amount due: 98.70", the key "customer" of a JSON record).
+	// With a field the binding is precise: the value must be that field's
+	// one value in the read (flow.Ledger.FieldFrom), and it is then
+	// in-contract for the data-flow gate too. Without one, the value need
+	// only occur in what From returned, and the data-flow gate still
+	// judges it.
+	Field string `json:"field,omitempty"`
+	// Where selects the record of a list that holds the field: the words
+	// the record must hold ("rent" for the scheduled payment whose
+	// subject is Rent). Only with Field.
+	Where string `json:"where,omitempty"`
 	// Any allows any value: only for an argument that names nothing the
 	// effect acts on (a subject line). The gate refuses a proposal that
 	// leaves a recipient, amount, path, URL, command or target free.
@@ -93,7 +109,13 @@ func (b Binding) MarshalJSON() ([]byte, error) {
 	case b.Any:
 		return []byte(`"any"`), nil
 	case b.From != "":
-		return json.Marshal(map[string]string{"from": b.From})
+		m := map[string]string{"from": b.From}
+		for k, v := range map[string]string{"of": b.Of, "field": b.Field, "where": b.Where} {
+			if v != "" {
+				m[k] = v
+			}
+		}
+		return json.Marshal(m)
 	}
 	return json.Marshal(map[string]json.RawMessage{"is": b.Is})
 }
@@ -149,6 +171,12 @@ func (c *Contract) normalize() error {
 			if n != 1 {
 				return fmt.Errorf(`%w: %s: argument %q: give exactly one of {"is": value}, {"from": "tool"} or "any"`, ErrContract, where, name)
 			}
+			if b.From == "" && (b.Of != "" || b.Field != "" || b.Where != "") {
+				return fmt.Errorf(`%w: %s: argument %q: "of", "field" and "where" say which read a "from" value is taken from; give "from" too`, ErrContract, where, name)
+			}
+			if b.Where != "" && b.Field == "" {
+				return fmt.Errorf(`%w: %s: argument %q: "where" selects the record that holds a "field"; give the field too`, ErrContract, where, name)
+			}
 		}
 	}
 	return nil
@@ -191,8 +219,19 @@ func (c *Contract) String() string {
 			switch {
 			case bd.Any:
 				b.WriteString(" any")
+			case bd.Field != "":
+				fmt.Fprintf(&b, " from the %q of %s", clip(bd.Field), clip(bd.From))
+				if bd.Of != "" {
+					b.WriteString(" " + clip(bd.Of))
+				}
+				if bd.Where != "" {
+					fmt.Fprintf(&b, " where %q", clip(bd.Where))
+				}
 			case bd.From != "":
 				b.WriteString(" from " + clip(bd.From))
+				if bd.Of != "" {
+					b.WriteString(" " + clip(bd.Of))
+				}
 			default:
 				b.WriteString(" = " + clip(string(compactJSON(bd.Is))))
 			}

@@ -30,6 +30,10 @@ func TestParse(t *testing.T) {
 		{"empty binding", `{"effects":[{"tool":"x","args":{"a":{}}}]}`, "exactly one of", true},
 		{"null literal", `{"effects":[{"tool":"x","args":{"a":{"is":null}}}]}`, `"is": null binds nothing`, true},
 		{"a bare string that is not any", `{"effects":[{"tool":"x","args":{"a":"all"}}]}`, `binding "all"`, true},
+		{"one field of a named read", `{"effects":[{"tool":"send_money","args":{"recipient":{"from":"read_file","of":"bill.txt","field":"iban"},"amount":{"from":"list_transactions","field":"amount","where":"rent"}}}]}`,
+			`send_money ×1: amount from the "amount" of list_transactions where "rent", recipient from the "iban" of read_file bill.txt`, false},
+		{"of without from", `{"effects":[{"tool":"x","args":{"a":{"is":1,"of":"bill.txt"}}}]}`, `give "from" too`, true},
+		{"where without field", `{"effects":[{"tool":"x","args":{"a":{"from":"read_file","where":"rent"}}}]}`, `give the field too`, true},
 		{"trailing data", `{"effects":[]} {}`, "unexpected data after", true},
 		{"control characters are not rendered", `{"effects":[{"tool":"x","args":{"a":{"is":"ok\u001b[2Jgone"}}}]}`, `x ×1: a = "ok\u001b[2Jgone"`, false},
 	}
@@ -73,7 +77,7 @@ func TestExampleFile(t *testing.T) {
 // no control characters and which parses again to the same rendering, or
 // fails with ErrContract.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{`{"effects":[]}`, `{"effects":[{"tool":"send_money","times":2,"args":{"amount":{"is":1},"to":"any","x":{"from":"read_file"}}}]}`, `{`, `{"effects":[{"tool":""}]}`} {
+	for _, s := range []string{`{"effects":[]}`, `{"effects":[{"tool":"send_money","times":2,"args":{"amount":{"is":1},"to":"any","x":{"from":"read_file"}}}]}`, `{`, `{"effects":[{"tool":""}]}`, `{"effects":[{"tool":"send_money","args":{"amount":{"from":"read_file","of":"bill.txt","field":"amount due","where":"may"}}}]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -28,6 +28,10 @@ type Tracer interface {
 	// NumberFrom reports whether a number equal to n is written in what
 	// source returned.
 	NumberFrom(n *big.Rat, source string) bool
+	// FieldFrom reports whether v is the one value of the field named
+	// field in what source returned for the resource of ("": any), in
+	// the records holding the words of where (flow.Ledger.FieldFrom).
+	FieldFrom(v any, source, of, field, where string) bool
 	// Seen reports whether any untrusted text has entered the context.
 	Seen() bool
 }
@@ -155,6 +159,10 @@ func (h *Holder) fits(e Effect, args map[string]any) string {
 			if !sameValue(v, b.Is) {
 				return fmt.Sprintf("argument %q is not the value the contract gives", n)
 			}
+		case b.Field != "":
+			if h.tr == nil || !h.tr.FieldFrom(v, b.From, b.Of, b.Field, b.Where) {
+				return fmt.Sprintf("argument %q is not the one %q of %s%s", n, b.Field, b.From, ofText(b.Of))
+			}
 		case b.From != "":
 			if !h.traced(v, b.From) {
 				return fmt.Sprintf("argument %q was not taken from %s", n, b.From)
@@ -162,6 +170,13 @@ func (h *Holder) fits(e Effect, args map[string]any) string {
 		}
 	}
 	return ""
+}
+
+func ofText(of string) string {
+	if of == "" {
+		return ""
+	}
+	return " " + of
 }
 
 // traced reports whether v can be traced to source.
@@ -182,11 +197,11 @@ func (h *Holder) traced(v any, source string) bool {
 }
 
 // Binds reports whether the contract in force binds the argument arg of c
-// to a literal, and c fits the contract: such a value is the user's,
-// approved in advance, whatever the data-flow gate would say. A value
-// bound to a source is not: the source may hold an attacker's value as
-// well as the task's (docs/contract.md), so the data-flow gate still
-// judges it.
+// to a literal or to one field of a named read, and c fits the contract:
+// such a value is the user's, approved in advance, whatever the data-flow
+// gate would say. A value bound to a source without a field is not: the
+// source may hold an attacker's value as well as the task's
+// (docs/contract.md), so the data-flow gate still judges it.
 func (h *Holder) Binds(c *gate.Call, arg string) bool {
 	args, ok := decodeArgs(c.Args)
 	if !ok {
@@ -201,13 +216,16 @@ func (h *Holder) Binds(c *gate.Call, arg string) bool {
 	if i < 0 {
 		return false
 	}
-	return len(h.c.Effects[i].Args[arg].Is) > 0
+	b := h.c.Effects[i].Args[arg]
+	return len(b.Is) > 0 || b.Field != ""
 }
 
-// literal reports whether e binds none of its arguments to a source.
-func literal(e Effect) bool {
+// precise reports whether e binds each of its arguments to a literal, to
+// one field of a named read, or leaves it free: a call that fits it needs
+// no other gate's question.
+func precise(e Effect) bool {
 	for _, b := range e.Args {
-		if b.From != "" {
+		if b.From != "" && b.Field == "" {
 			return false
 		}
 	}
@@ -295,9 +313,9 @@ func (g *Gate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 				"Carry on with the plan; if the user's task really needs this, propose an amendment with %s, which asks the user again.", c.Name, why, ToolName)}
 	}
 	e := g.h.c.Effects[i]
-	if !literal(e) {
-		// Inside the plan, but a value taken from a source may be the
-		// attacker's: the other gates still judge it (and may ask).
+	if !precise(e) {
+		// Inside the plan, but a value taken from anywhere in a source may
+		// be the attacker's: the other gates still judge it (and may ask).
 		return gate.Verdict{Decision: gate.Allow, Gate: Name,
 			Reason: fmt.Sprintf("%s is inside the approved task contract (%s); values taken from a source are still judged", c.Name, firstLine(e))}
 	}
@@ -360,8 +378,21 @@ func (g *Gate) check(p *Contract) error {
 			return fmt.Errorf("effect %d names %s, which only reads: list only side-effecting tools", i+1, e.Tool)
 		}
 		for _, n := range slices.Sorted(mapsKeys(e.Args)) {
-			if e.Args[n].Any && spec.Roles[n] != 0 {
+			b := e.Args[n]
+			if b.Any && spec.Roles[n] != 0 {
 				return fmt.Errorf("effect %d (%s) leaves %s (a %s) free: bind it to a value from the task or a source", i+1, e.Tool, n, spec.Roles[n])
+			}
+			if b.From == "" {
+				continue
+			}
+			src, ok := g.lookup(b.From)
+			switch {
+			case !ok || b.From == ToolName:
+				return fmt.Errorf("effect %d (%s) takes %s from %q, which is not a tool of this session", i+1, e.Tool, n, b.From)
+			case src.Spec().Effect != tool.ReadOnly:
+				return fmt.Errorf("effect %d (%s) takes %s from %s, which is not a read: name the tool that reads the value", i+1, e.Tool, n, b.From)
+			case src.Spec().Echoes:
+				return fmt.Errorf("effect %d (%s) takes %s from %s, which only repeats what you wrote: your own words are not a source; give the value from the task", i+1, e.Tool, n, b.From)
 			}
 		}
 	}
@@ -397,7 +428,11 @@ const schema = `{"type":"object","properties":{"effects":{"type":"array","maxIte
 	`"args":{"type":"object","description":"every argument the call will give: {\"is\": value from the task}, {\"from\": \"tool whose results hold it\"} or \"any\" (free text only)",` +
 	`"additionalProperties":{"oneOf":[{"const":"any"},` +
 	`{"type":"object","properties":{"is":{}},"required":["is"],"additionalProperties":false},` +
-	`{"type":"object","properties":{"from":{"type":"string","minLength":1}},"required":["from"],"additionalProperties":false}]}}},` +
+	`{"type":"object","properties":{"from":{"type":"string","minLength":1,"description":"the read-only tool whose result holds the value"},` +
+	`"of":{"type":"string","minLength":1,"description":"which resource that tool reads: the value of its argument (a path, an order id)"},` +
+	`"field":{"type":"string","minLength":1,"description":"the label or key the value stands under in that result (amount, iban, customer)"},` +
+	`"where":{"type":"string","minLength":1,"description":"words of the record that holds the field, when the result lists several"}},` +
+	`"required":["from"],"additionalProperties":false}]}}},` +
 	`"required":["tool"],"additionalProperties":false}}},"required":["effects"],"additionalProperties":false}`
 
 // Tool returns propose_contract, the tool the model states the task
@@ -409,8 +444,8 @@ func Tool(h *Holder) tool.Tool {
 	return tool.New(tool.Spec{
 		Name: ToolName,
 		Description: "State the task contract before you read anything: every side effect the task needs (tools that send, pay, write or change), " +
-			"how many times each, and for every argument either a literal value the user gave ({\"is\": value}), the tool whose results it will be taken from " +
-			"({\"from\": \"read_file\"}), or \"any\" for free text such as a subject. The user approves it once; calls inside it then run without asking and " +
+			"how many times each, and for every argument either a literal value the user gave ({\"is\": value}), where it will be read " +
+			"({\"from\": \"read_file\", \"of\": \"bill.txt\", \"field\": \"amount\"}: the tool, the resource it reads and the label the value stands under), or \"any\" for free text such as a subject. The user approves it once; calls inside it then run without asking and " +
 			"anything outside it is refused. For a task with no side effects, propose {\"effects\": []}. Propose an amendment later only if the user's task needs it.",
 		Schema: json.RawMessage(schema),
 		Effect: tool.ReadOnly,

@@ -26,7 +26,9 @@ const minToken = 3
 // check costs time in the length of the value judged, not of the texts.
 //
 // What is kept of a text: the windows of its compacted form (every run of
-// Window bytes), its tokens, and the numbers written in it. The texts themselves are not kept, so a verdict cannot quote them.
+// Window bytes), its tokens, and the numbers written in it. The texts
+// themselves are not kept, so a verdict cannot quote them; of a result
+// recorded with Read, its labelled values are (FieldFrom).
 type Ledger struct {
 	mu sync.RWMutex
 
@@ -52,6 +54,11 @@ type Ledger struct {
 	// given, a file it wrote read back) vouches for nothing.
 	authored map[uint64]struct{}
 	echoed   map[uint64]struct{}
+
+	// reads are the results recorded with Read: which call returned each
+	// and its labelled values (fields.go), for the task contract's
+	// "from" bindings. Unlike the rest, a field's value is kept.
+	reads []read
 }
 
 // side is the index of one trust level.

@@ -38,6 +38,14 @@ var idWords = []string{"id", "#", "no", "nr", "num", "number", "ref", "reference
 // context, identifiers and parts of dates, times and codes are left out.
 func amountsIn(d string, context bool) []*big.Rat {
 	var out []*big.Rat
+	eachNumber(d, context, func(vs []*big.Rat) { out = append(out, vs...) })
+	return out
+}
+
+// eachNumber calls fn with the readings of each number written in a
+// decoded text, in order; with context, identifiers and parts of dates,
+// times and codes are left out.
+func eachNumber(d string, context bool, fn func([]*big.Rat)) {
 	for i := 0; i < len(d); {
 		if !isDigitByte(d[i]) {
 			i++
@@ -62,16 +70,18 @@ func amountsIn(d string, context bool) []*big.Rat {
 			}
 		}
 		if !skip {
-			for _, v := range numread.NumbersIn(tok) {
-				if kilo {
-					v = new(big.Rat).Mul(v, big.NewRat(1000, 1))
+			vs := numread.NumbersIn(tok)
+			if kilo {
+				for j, v := range vs {
+					vs[j] = new(big.Rat).Mul(v, big.NewRat(1000, 1))
 				}
-				out = append(out, v)
+			}
+			if len(vs) > 0 {
+				fn(vs)
 			}
 		}
 		i = next
 	}
-	return out
 }
 
 // numberEnd returns where the number starting at i ends: digits, and '.'

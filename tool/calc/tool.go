@@ -30,8 +30,9 @@ func New() tool.Tool {
 		Description: "Evaluate an arithmetic expression exactly and return the number. " +
 			"Supports integers and decimals, + - * / and parentheses. " +
 			"No variables, functions or exponents. Use it for every sum instead of adding in your head.",
-		Schema: schema,
-		Effect: tool.ReadOnly,
+		Schema:   schema,
+		Effect:   tool.ReadOnly,
+		Computes: true, // exact arithmetic on the expression: nothing from outside
 	}, func(_ context.Context, a Args) (string, error) {
 		v, err := Eval(a.Expression)
 		if err != nil {
