@@ -21,10 +21,17 @@
 // session's approve.Asker with the server's name; sampling and roots are
 // not offered.
 //
-// What it will not do: see what a server does with a call. A server's
-// effects happen outside rein's sandbox, and a server may behave
-// differently from what its definition says without changing it; the
-// effect class and the human's yes are the guard against that.
+// A stdio server runs in rein's sandbox (Options.Sandbox, a
+// sandbox.Landlock: it reads the work dir, writes only a directory of its
+// own, reaches the network only by the session's policy) with
+// sandbox.ChildEnv's environment plus what its config passes; it runs with
+// the user's rights only when its config says unsandboxed or the session
+// has no sandbox by the user's choice (Options.NoSandbox).
+//
+// What it will not do: see what a server does with a call. A server may
+// behave differently from what its definition says without changing it;
+// the sandbox bounds what it can reach, and the effect class and the
+// human's yes are the guard against the rest.
 package mcp
 
 import (
