@@ -111,7 +111,7 @@ func visible(s string) string {
 // scanner finds injection markers; refs are the names a definition may not
 // mention: every other server's tools and the built-in tools.
 type scanner struct {
-	refs *regexp.Regexp // nil when there are none
+	refs *regexp.Regexp  // nil when there are none
 	set  map[string]bool // the same names, lower-cased
 }
 
