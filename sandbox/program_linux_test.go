@@ -9,12 +9,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/reinhq/rein/egress"
+	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/sandbox"
 )
 
@@ -41,6 +44,13 @@ func serveProbe(in io.Reader, out io.Writer) int {
 			}
 		case "env":
 			answer = os.Getenv(arg)
+		case "get": // through the proxy of HTTP_PROXY, as most programs do
+			var resp *http.Response
+			if resp, err = http.Get(arg); err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				answer = fmt.Sprintf("%d %d bytes", resp.StatusCode, len(b))
+			}
 		default:
 			err = fmt.Errorf("unknown request %q", op)
 		}
@@ -135,6 +145,49 @@ func TestStartConfinesProgram(t *testing.T) {
 	<-p.Done()
 	if err := p.Err(); err != nil {
 		t.Errorf("the program ended with %v, want a clean exit", err)
+	}
+}
+
+// TestStartProgramEgress: under the executor's network policy "proxy" a
+// program reaches an allowed host through the egress proxy and nothing
+// else: not a host off the list, not the host directly.
+func TestStartProgramEgress(t *testing.T) {
+	needLandlock(t)
+	blob := make([]byte, 4096)
+	host, accepted := testHost(t, blob, filepath.Join(t.TempDir(), "ca-bundle.txt"))
+	proxy, err := egress.New(egress.Config{
+		Allow: []string{"files.test"},
+		Guard: &netguard.Policy{Resolver: staticResolver{"files.test": host.Addr, "unlisted.test": host.Addr}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := newLandlock(t, &sandbox.Landlock{Net: sandbox.NetProxy, Egress: proxy})
+	p, err := l.Start(t.Context(), sandbox.Program{Path: os.Args[0], Dir: t.TempDir(),
+		Env: []string{"REIN_SANDBOX_PROBE=serve", "PATH=/usr/bin:/bin"}})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer p.Kill()
+	r := bufio.NewReader(p.Stdout)
+	for _, c := range []struct{ req, want string }{
+		{"get http://files.test/blob", "ok 200 4096 bytes"},
+		{"get http://unlisted.test/blob", "ok 403"},
+		{"dial " + host.Addr.String() + ":80", "refused"},
+	} {
+		if _, err := fmt.Fprintln(p.Stdin, c.req); err != nil {
+			t.Fatal(err)
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("%s: %v", c.req, err)
+		}
+		if got := strings.TrimSpace(line); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s = %q, want %q…", c.req, got, c.want)
+		}
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("the test host accepted %d connections, want 1 (the allowed download)", n)
 	}
 }
 
