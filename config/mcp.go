@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -50,6 +51,15 @@ type MCPServer struct {
 	Timeout Duration `toml:"timeout" json:"timeout,omitempty"`
 	// Disabled keeps the server from being started.
 	Disabled bool `toml:"disabled" json:"disabled,omitempty"`
+	// Unsandboxed runs a stdio server with the user's rights, outside
+	// rein's sandbox (announced at start and recorded); by default it runs
+	// in the session's sandbox backend, and cannot start where there is
+	// none. Only the user's own config may set it.
+	Unsandboxed bool `toml:"unsandboxed" json:"unsandboxed,omitempty"`
+	// Read are more absolute paths a sandboxed stdio server may read and
+	// execute (an interpreter's modules, a directory of data): none may be
+	// the root, hold the home directory or a credential path.
+	Read []string `toml:"read" json:"read,omitempty"`
 	// Tools classify the server's tools by their MCP name (without the
 	// server prefix).
 	Tools map[string]MCPTool `toml:"tools" json:"tools,omitempty"`
@@ -147,8 +157,8 @@ func validMCP(m MCP) error {
 			if u.User != nil {
 				return fmt.Errorf("%s.url holds credentials: put them in an environment variable and name it in %s.headers", key, key)
 			}
-			if len(s.Args) > 0 || len(s.Env) > 0 || len(s.PassEnv) > 0 {
-				return fmt.Errorf("%s: args, env and pass_env are for a stdio server (command), not a url", key)
+			if len(s.Args) > 0 || len(s.Env) > 0 || len(s.PassEnv) > 0 || len(s.Read) > 0 || s.Unsandboxed {
+				return fmt.Errorf("%s: args, env, pass_env, read and unsandboxed are for a stdio server (command), not a url", key)
 			}
 		default:
 			if len(s.Headers) > 0 {
@@ -167,6 +177,11 @@ func validMCP(m MCP) error {
 			}
 			if secret.LooksSecret(k) {
 				return fmt.Errorf("%s.env.%s looks like a secret: keep it out of config files; export it and list it in %s.pass_env", key, k, key)
+			}
+		}
+		for _, r := range s.Read {
+			if !filepath.IsAbs(r) || filepath.Clean(r) != r {
+				return fmt.Errorf("%s.read: %q is not an absolute, clean path", key, r)
 			}
 		}
 		for _, k := range s.PassEnv {
@@ -210,6 +225,7 @@ func cloneServer(s MCPServer) MCPServer {
 	s.Args = slices.Clone(s.Args)
 	s.Env = maps.Clone(s.Env)
 	s.PassEnv = slices.Clone(s.PassEnv)
+	s.Read = slices.Clone(s.Read)
 	s.Headers = maps.Clone(s.Headers)
 	if s.Tools != nil {
 		tools := make(map[string]MCPTool, len(s.Tools))
@@ -298,6 +314,13 @@ func narrowMCP(key toml.Key, prev, next *Config) error {
 		return nil
 	}
 	switch field := key[3]; field {
+	case "read":
+		for _, r := range now.Read {
+			if !slices.Contains(was.Read, r) {
+				return fmt.Errorf("%s lets the server read %s", k, r)
+			}
+		}
+		return nil
 	case "command", "args", "env", "pass_env", "url", "headers":
 		if !reflect.DeepEqual(serverField(was, field), serverField(now, field)) {
 			return fmt.Errorf("%s changes what the server runs or where rein connects", k)
@@ -311,6 +334,11 @@ func narrowMCP(key toml.Key, prev, next *Config) error {
 	case "disabled":
 		if was.Disabled && !now.Disabled {
 			return fmt.Errorf("%s enables a server the user disabled", k)
+		}
+		return nil
+	case "unsandboxed":
+		if now.Unsandboxed && !was.Unsandboxed {
+			return fmt.Errorf("%s takes a server out of rein's sandbox", k)
 		}
 		return nil
 	case "tools":

@@ -70,6 +70,8 @@ func TestMCPLoadErrors(t *testing.T) {
 		{"bad effect", "[mcp.servers.x]\ncommand = \"a\"\n[mcp.servers.x.tools.t]\neffect = \"harmless\"\n", `mcp.servers.x.tools.t.effect: "harmless" is not an effect class`},
 		{"bad role", "[mcp.servers.x]\ncommand = \"a\"\n[mcp.servers.x.tools.t]\nroles = { to = \"victim\" }\n", `mcp.servers.x.tools.t.roles.to: "victim" is not an argument role`},
 		{"unknown key", "[mcp.servers.x]\ncomand = \"a\"\n", "unknown key mcp.servers.x.comand"},
+		{"relative read path", "[mcp.servers.x]\ncommand = \"a\"\nread = [\"data\"]\n", `mcp.servers.x.read: "data" is not an absolute, clean path`},
+		{"unsandboxed url", "[mcp.servers.x]\nurl = \"https://h/\"\nunsandboxed = true\n", "are for a stdio server"},
 		{"negative timeout", "[mcp.servers.x]\ncommand = \"a\"\ntimeout = \"-1s\"\n", "mcp.servers.x.timeout"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +102,8 @@ func TestProjectMCPNarrows(t *testing.T) {
 		{"loosens an unclassified tool", "[mcp.servers.files.tools.other]\neffect = \"reversible\"\n", "is looser"},
 		{"changes a role", "[mcp.servers.files.tools.send.roles]\nto = \"path\"\n", `changes the role of argument "to"`},
 		{"trusts a description", "[mcp.servers.files.tools.read]\ntrust_description = true\n", "trusts a description"},
+		{"unsandboxes a server", "[mcp.servers.files]\nunsandboxed = true\n", "mcp.servers.files.unsandboxed takes a server out of rein's sandbox"},
+		{"reads more", "[mcp.servers.files]\nread = [\"/srv/data\"]\n", "mcp.servers.files.read lets the server read /srv/data"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -163,7 +167,7 @@ func TestEveryMCPKeyHasANarrowingRule(t *testing.T) {
 	t.Parallel()
 	server := map[string]string{
 		"command": `"mcp-files"`, "args": `["--root", "."]`, "env": `{ LOG_LEVEL = "info" }`, "pass_env": `["FILES_TOKEN"]`,
-		"timeout": `"30s"`, "disabled": "false", "tools": "{}",
+		"timeout": `"30s"`, "disabled": "false", "tools": "{}", "unsandboxed": "false", "read": "[]",
 	}
 	hub := map[string]string{"url": `"https://mcp.example.com/mcp"`, "headers": `{ Authorization = "HUB_AUTH" }`}
 	tools := map[string]string{"effect": `"read-only"`, "roles": `{ path = "path" }`, "disabled": "false", "trust_description": "false"}

@@ -26,10 +26,12 @@ type judge struct {
 	// other servers' tools (qualified, and bare when distinctive) and
 	// the built-in tools.
 	refs map[string]scanner
+	// comp compiles every schema of a Connect, loading the meta-schema once.
+	comp *schema.Compiler
 }
 
 func newJudge(cfg config.MCP, listed map[string][]*sdk.Tool, builtin []string) *judge {
-	j := &judge{cfg: cfg, builtin: map[string]bool{}, owner: map[string][]string{}, refs: map[string]scanner{}}
+	j := &judge{cfg: cfg, builtin: map[string]bool{}, owner: map[string][]string{}, refs: map[string]scanner{}, comp: schema.NewCompiler()}
 	var builtinRefs []string
 	for _, b := range builtin {
 		j.builtin[strings.ToLower(b)] = true
@@ -90,7 +92,7 @@ func (j *judge) judge(srv *server, st *sdk.Tool, pf pinFile, opts Options) (Tool
 	case tc.Disabled:
 		return unavailable("disabled in config (mcp.servers.%s.tools.%s.disabled)", srv.name, st.Name)
 	}
-	raw, sch, err := compileSchema(q, st.InputSchema)
+	raw, sch, err := compileSchema(j.comp, q, st.InputSchema)
 	if err != nil {
 		return unavailable("its input schema cannot be used: %v", err)
 	}
@@ -165,7 +167,7 @@ func (j *judge) scan(srv string, st *sdk.Tool) []Finding {
 // compileSchema compiles a tool's input schema with rein's JSON Schema
 // support. A schema must be an object schema and self-contained: a $ref
 // that leaves the document could make the compiler read a local file.
-func compileSchema(name string, in any) (json.RawMessage, *schema.Schema, error) {
+func compileSchema(comp *schema.Compiler, name string, in any) (json.RawMessage, *schema.Schema, error) {
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return nil, nil, err
@@ -180,7 +182,7 @@ func compileSchema(name string, in any) (json.RawMessage, *schema.Schema, error)
 	if ref := outsideRef(doc); ref != "" {
 		return nil, nil, fmt.Errorf("it refers outside itself (%q): only references within the schema (#...) are followed", ref)
 	}
-	sch, err := schema.Compile(name, raw)
+	sch, err := comp.CompileLazily(name, raw)
 	if err != nil {
 		return nil, nil, err
 	}

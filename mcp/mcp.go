@@ -21,10 +21,17 @@
 // session's approve.Asker with the server's name; sampling and roots are
 // not offered.
 //
-// What it will not do: see what a server does with a call. A server's
-// effects happen outside rein's sandbox, and a server may behave
-// differently from what its definition says without changing it; the
-// effect class and the human's yes are the guard against that.
+// A stdio server runs in rein's sandbox (Options.Sandbox, a
+// sandbox.Landlock: it reads the work dir, writes only a directory of its
+// own, reaches the network only by the session's policy) with
+// sandbox.ChildEnv's environment plus what its config passes; it runs with
+// the user's rights only when its config says unsandboxed or the session
+// has no sandbox by the user's choice (Options.NoSandbox).
+//
+// What it will not do: see what a server does with a call. A server may
+// behave differently from what its definition says without changing it;
+// the sandbox bounds what it can reach, and the effect class and the
+// human's yes are the guard against the rest.
 package mcp
 
 import (
@@ -84,6 +91,19 @@ type Options struct {
 	// called at each Connect for a fresh one (a gateway connects anew for
 	// every host session); it comes after Transports.
 	NewTransport func(server string) sdk.Transport
+	// Sandbox starts the stdio servers confined (the session's sandbox
+	// backend; cmd/rein gives a *sandbox.Landlock whose WorkDir is the
+	// session's and whose network policy is the session's). A server whose
+	// config says unsandboxed = true runs outside it, with the user's
+	// rights.
+	Sandbox Sandbox
+	// NoSandbox runs every stdio server with the user's rights: the user
+	// chose to run the session without a sandbox (--sandbox none).
+	NoSandbox bool
+	// WhyNoSandbox says why Sandbox is nil when the user did not choose
+	// NoSandbox (the backend does not work here): a stdio server that is
+	// not configured unsandboxed then cannot start, and the error says why.
+	WhyNoSandbox error
 	// MaxMessageBytes caps one message read from a stdio server; a bigger
 	// one closes the connection (default 8 MiB).
 	MaxMessageBytes int
@@ -122,7 +142,10 @@ type ToolReport struct {
 type ServerReport struct {
 	Name string `json:"name"`
 	// Transport is "stdio: COMMAND", "http: URL" or "custom".
-	Transport string       `json:"transport"`
+	Transport string `json:"transport"`
+	// Sandboxed says that a stdio server runs in rein's sandbox; a stdio
+	// server that does not runs with the user's rights.
+	Sandboxed bool         `json:"sandboxed,omitempty"`
 	Tools     []ToolReport `json:"tools"`
 }
 
@@ -248,7 +271,7 @@ func Connect(ctx context.Context, cfg config.MCP, opts Options) (*Set, error) {
 	j := newJudge(cfg, listed, opts.Builtin)
 	toPin := map[string]map[string][]byte{}
 	for _, srv := range set.servers {
-		rep := ServerReport{Name: srv.name, Transport: srv.transport}
+		rep := ServerReport{Name: srv.name, Transport: srv.transport, Sandboxed: srv.proc != nil && srv.proc.sandboxed}
 		for _, st := range listed[srv.name] {
 			tr, t := j.judge(srv, st, pf, opts)
 			if t != nil {

@@ -444,6 +444,7 @@ func TestBigResultCapped(t *testing.T) {
 func TestStartFailure(t *testing.T) {
 	t.Parallel()
 	pins := filepath.Join(t.TempDir(), "pins.json")
+	sb, _ := newSandbox(t)
 	for _, tt := range []struct {
 		name string
 		sc   config.MCPServer
@@ -456,7 +457,7 @@ func TestStartFailure(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			set, err := mcp.Connect(t.Context(), config.MCP{Servers: map[string]config.MCPServer{"broken": tt.sc}}, mcp.Options{PinFile: pins, Environ: []string{"PATH=/usr/bin:/bin"}})
+			set, err := mcp.Connect(t.Context(), config.MCP{Servers: map[string]config.MCPServer{"broken": tt.sc}}, mcp.Options{PinFile: pins, Environ: []string{"PATH=/usr/bin:/bin"}, Sandbox: sb})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Connect = %v, want an error containing %q", err, tt.want)
 			}

@@ -93,16 +93,23 @@ func realCfg(t *testing.T) config.MCP {
 	return config.MCP{Servers: servers}
 }
 
-// The real servers over stdio: list, call; a tool whose name a model
-// cannot take (the go-sdk's "greet (structured)") is reported, not offered.
+// The real servers over stdio, each in rein's sandbox: list, call; a tool
+// whose name a model cannot take (the go-sdk's "greet (structured)") is
+// reported, not offered.
 func TestRealServersStdio(t *testing.T) {
 	t.Parallel()
 	cfg := realCfg(t)
-	set, err := mcp.Connect(t.Context(), cfg, mcp.Options{Builtin: builtin, PinFile: filepath.Join(t.TempDir(), "pins.json")})
+	sb, _ := newSandbox(t)
+	set, err := mcp.Connect(t.Context(), cfg, mcp.Options{Builtin: builtin, PinFile: filepath.Join(t.TempDir(), "pins.json"), Sandbox: sb})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer set.Close()
+	for _, s := range set.Servers() {
+		if !s.Sandboxed {
+			t.Errorf("server %s runs unsandboxed", s.Name)
+		}
+	}
 	if got, err := call(t, set, "sdk__greet", `{"name":"rein"}`); err != nil || got != "Hi rein" {
 		t.Errorf("sdk__greet = %q, %v", got, err)
 	}
@@ -177,8 +184,9 @@ func TestRealServersGateway(t *testing.T) {
 	t.Parallel()
 	cfg := realCfg(t)
 	auditDir := filepath.Join(t.TempDir(), "audit")
+	sb, _ := newSandbox(t)
 	g, err := gateway.New(gateway.Options{MCP: cfg,
-		Connect: mcp.Options{Builtin: builtin, PinFile: filepath.Join(t.TempDir(), "pins.json")},
+		Connect: mcp.Options{Builtin: builtin, PinFile: filepath.Join(t.TempDir(), "pins.json"), Sandbox: sb},
 		Guard:   guarded.Options{WorkDir: t.TempDir(), AuditDir: auditDir}})
 	if err != nil {
 		t.Fatal(err)

@@ -111,7 +111,8 @@ func visible(s string) string {
 // scanner finds injection markers; refs are the names a definition may not
 // mention: every other server's tools and the built-in tools.
 type scanner struct {
-	refs *regexp.Regexp // nil when there are none
+	refs *regexp.Regexp  // nil when there are none
+	set  map[string]bool // the same names, lower-cased
 }
 
 func newScanner(refs []string) scanner {
@@ -124,13 +125,43 @@ func newScanner(refs []string) scanner {
 	if len(alts) == 0 {
 		return scanner{}
 	}
+	set := make(map[string]bool, len(refs))
+	for _, r := range refs {
+		set[strings.ToLower(r)] = true
+	}
 	// Word-bounded, "_" being a word character: read_file matches in
 	// "call read_file" but not in "my_read_files".
-	return scanner{refs: regexp.MustCompile(`\b(` + strings.Join(alts, "|") + `)\b`)}
+	return scanner{refs: regexp.MustCompile(`\b(` + strings.Join(alts, "|") + `)\b`), set: set}
+}
+
+// word reports whether text is one ASCII word ([A-Za-z0-9_]+): most texts
+// of a schema are (property names, "type", "string", "object").
+func word(text string) bool {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return text != ""
 }
 
 // text scans one text of a definition.
 func (s scanner) text(where, text string) []Finding {
+	if word(text) {
+		// No invisible character, space, '<', ',', '/', '.' or '~': no
+		// imperative, credential path or tag can match, and a name can
+		// match word-bounded only as the whole text.
+		if s.set[strings.ToLower(text)] {
+			return []Finding{{FindToolReference, where, strings.ToLower(text)}}
+		}
+		return nil
+	}
+	return s.full(where, text)
+}
+
+// full is text without the shortcut for a single word.
+func (s scanner) full(where, text string) []Finding {
 	var out []Finding
 	for _, r := range text {
 		if invisible(r) {

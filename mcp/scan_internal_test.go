@@ -67,6 +67,27 @@ func TestScan(t *testing.T) {
 	}
 }
 
+// A text that is one ASCII word takes a shortcut; it finds what the full
+// scan finds.
+func TestScanWordShortcut(t *testing.T) {
+	t.Parallel()
+	s := newScanner([]string{"other__send_mail", "send_mail", "read_file", "my-tool__x"})
+	for _, text := range []string{"type", "object", "string", "read_file", "READ_FILE", "Send_Mail", "other__send_mail",
+		"read_files", "my_read_file", "x", "my", "tool__x", "required", "properties", "_", "0"} {
+		if !word(text) {
+			t.Fatalf("%q is not a word", text)
+		}
+		if got, want := s.text("d", text), s.full("d", text); !slices.Equal(got, want) {
+			t.Errorf("scan(%q) = %v, the full scan %v", text, got, want)
+		}
+	}
+	for _, text := range []string{"", "a b", "a-b", "a.b", "é", "a\u200b"} {
+		if word(text) {
+			t.Errorf("%q taken for a word", text)
+		}
+	}
+}
+
 // Names, schema property names and nested schema descriptions are
 // scanned too, and a finding says where.
 func TestScanWhere(t *testing.T) {
@@ -128,6 +149,9 @@ func FuzzScan(f *testing.F) {
 		}
 		if hasInvisible != slices.Contains(kinds(fs), FindInvisible) {
 			t.Errorf("scan(%q) = %v", text, fs)
+		}
+		if full := s.full("d", text); !slices.Equal(fs, full) {
+			t.Errorf("scan(%q) = %v, the full scan %v", text, fs, full)
 		}
 	})
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +22,7 @@ import (
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/netguard"
+	"github.com/reinhq/rein/sandbox"
 )
 
 // server is one connected MCP server.
@@ -65,7 +69,7 @@ func dial(ctx context.Context, name string, sc config.MCPServer, opts Options, p
 	case tr != nil:
 		s.transport = "custom"
 	case sc.Command != "":
-		p, err := startProcess(sc, opts)
+		p, err := startProcess(ctx, name, sc, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -283,26 +287,28 @@ func lookupEnv(environ []string, name string) (string, bool) {
 	return "", false
 }
 
-// process is a stdio server rein started.
+// process is a stdio server rein started, in the sandbox or not.
 type process struct {
-	cmd       *exec.Cmd
 	transport sdk.Transport
 	stderr    *tail
-	done      chan struct{}
-	waitErr   error
+	done      <-chan struct{} // closed when the process has been reaped
+	exitErr   func() error    // how it ended, once done is closed
+	kill      func()          // kills it and what it started, and waits for it
+	cleanup   func()          // after kill: removes its own directory
+	sandboxed bool
 	stopOnce  sync.Once
 }
 
-// startProcess starts a stdio server with only the environment its config
-// gives it (PATH and HOME, env, pass_env), in its own process group.
-func startProcess(sc config.MCPServer, opts Options) (*process, error) {
-	environ := opts.environ()
-	var env []string
-	for _, k := range []string{"PATH", "HOME", "LANG", "TMPDIR"} {
-		if v, ok := lookupEnv(environ, k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
+// Sandbox starts a stdio server confined: *sandbox.Landlock does.
+type Sandbox interface {
+	Start(ctx context.Context, p sandbox.Program) (*sandbox.Process, error)
+}
+
+// serverEnv is a stdio server's environment: sandbox.ChildEnv of rein's
+// (PATH, HOME, USER, LANG, LC_ALL, TERM=dumb, TMPDIR; no secret), the
+// variables pass_env names, and env.
+func serverEnv(sc config.MCPServer, environ []string) ([]string, error) {
+	env := sandbox.ChildEnv(environ, sandbox.Inside{})
 	for _, k := range sc.PassEnv {
 		v, ok := lookupEnv(environ, k)
 		if !ok {
@@ -310,13 +316,62 @@ func startProcess(sc config.MCPServer, opts Options) (*process, error) {
 		}
 		env = append(env, k+"="+v)
 	}
-	for k, v := range sc.Env {
-		env = append(env, k+"="+v)
+	for _, k := range slices.Sorted(maps.Keys(sc.Env)) {
+		env = append(env, k+"="+sc.Env[k])
 	}
+	return env, nil
+}
+
+// startProcess starts a stdio server: in opts.Sandbox unless its config
+// says unsandboxed or the user chose no sandbox (opts.NoSandbox); with no
+// sandbox to hold it otherwise, it does not start.
+func startProcess(ctx context.Context, name string, sc config.MCPServer, opts Options) (*process, error) {
+	environ := opts.environ()
+	env, err := serverEnv(sc, environ)
+	if err != nil {
+		return nil, err
+	}
+	max := opts.MaxMessageBytes
+	if max <= 0 {
+		max = defaultMaxMessage
+	}
+	p := &process{stderr: &tail{max: 512}}
+	if sc.Unsandboxed || opts.NoSandbox {
+		return p.startHost(sc, env, max)
+	}
+	if opts.Sandbox == nil {
+		why := "no sandbox was given"
+		if opts.WhyNoSandbox != nil {
+			why = opts.WhyNoSandbox.Error()
+		}
+		return nil, fmt.Errorf("it would run in rein's sandbox, and there is none here (%s): see rein sandbox doctor, or set unsandboxed = true in [mcp.servers.%s] of your own config to run it with your rights", why, name)
+	}
+	path, err := lookPath(sc.Command, env)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "rein-mcp-"+name+"-")
+	if err != nil {
+		return nil, fmt.Errorf("the server's own directory: %w", err)
+	}
+	sp, err := opts.Sandbox.Start(ctx, sandbox.Program{Path: path, Args: sc.Args, Dir: dir, Env: env, Read: sc.Read, Stderr: p.stderr})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("%s in rein's sandbox: %w", sc.Command, err)
+	}
+	p.sandboxed = true
+	p.done, p.exitErr, p.kill = sp.Done(), sp.Err, sp.Kill
+	p.cleanup = func() { _ = os.RemoveAll(dir) }
+	p.transport = &sdk.IOTransport{Reader: sp.Stdout, Writer: sp.Stdin, MaxLineLength: max}
+	return p, nil
+}
+
+// startHost starts the server with the user's rights, in its own process
+// group.
+func (p *process) startHost(sc config.MCPServer, env []string, max int) (*process, error) {
 	cmd := exec.Command(sc.Command, sc.Args...)
 	cmd.Env = env
 	setGroup(cmd)
-	p := &process{cmd: cmd, stderr: &tail{max: 512}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -329,16 +384,44 @@ func startProcess(sc config.MCPServer, opts Options) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", sc.Command, err)
 	}
+	done := make(chan struct{})
+	var waitErr error
 	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.done)
+		waitErr = cmd.Wait()
+		close(done)
 	}()
-	max := opts.MaxMessageBytes
-	if max <= 0 {
-		max = defaultMaxMessage
-	}
+	p.done = done
+	p.exitErr = func() error { <-done; return waitErr }
+	p.kill = func() { killGroup(cmd); <-done }
+	p.cleanup = func() {}
 	p.transport = &sdk.IOTransport{Reader: stdout, Writer: stdin, MaxLineLength: max}
 	return p, nil
+}
+
+// lookPath finds command as exec would with env's PATH: a name with a
+// slash is taken as it is (made absolute), a bare name searched in PATH.
+func lookPath(command string, env []string) (string, error) {
+	if strings.Contains(command, "/") {
+		abs, err := filepath.Abs(command)
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return "", fmt.Errorf("%s: %w", command, err)
+		}
+		return abs, nil
+	}
+	path, _ := lookupEnv(env, "PATH")
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue // a relative PATH entry would resolve against rein's cwd
+		}
+		p := filepath.Join(dir, command)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not found in PATH (%s)", command, path)
 }
 
 // status says how the process ended, or "" while it runs. The
@@ -351,8 +434,8 @@ func (p *process) status() string {
 	}
 	select {
 	case <-p.done:
-		if p.waitErr != nil {
-			return "ended (" + p.waitErr.Error() + ")"
+		if err := p.exitErr(); err != nil {
+			return "ended (" + err.Error() + ")"
 		}
 		return "exited"
 	default:
@@ -368,8 +451,8 @@ func (p *process) stop() {
 		case <-p.done:
 		case <-time.After(2 * time.Second):
 		}
-		killGroup(p.cmd)
-		<-p.done
+		p.kill()
+		p.cleanup()
 	})
 }
 

@@ -1,7 +1,9 @@
 package mcp_test
 
 import (
+	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -39,11 +41,12 @@ func TestStdioSubprocess(t *testing.T) {
 	pins := filepath.Join(t.TempDir(), "pins.json")
 	environ := append(os.Environ(), "REIN_TEST_TOKEN=s3cret")
 	connect := func(t *testing.T) *mcp.Set {
+		sb, _ := newSandbox(t)
 		cfg := config.MCP{Servers: map[string]config.MCPServer{
 			"good": {Command: bin, Tools: map[string]config.MCPTool{"echo": {Effect: "read-only"}}},
 			"evil": {Command: bin, Args: []string{"-hostile"}, PassEnv: []string{"REIN_TEST_TOKEN"}, Timeout: config.Duration(time.Minute)},
 		}}
-		set, err := mcp.Connect(t.Context(), cfg, mcp.Options{Builtin: builtin, PinFile: pins, Environ: environ})
+		set, err := mcp.Connect(t.Context(), cfg, mcp.Options{Builtin: builtin, PinFile: pins, Environ: environ, Sandbox: sb})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,6 +84,160 @@ func TestStdioSubprocess(t *testing.T) {
 			}
 			if got, err := call(t, set, "good__echo", `{"text":"on"}`); err != nil || got != "echo: on" {
 				t.Errorf("the other server after %s: %q, %v", fault, got, err)
+			}
+		})
+	}
+}
+
+// A stdio server runs in rein's sandbox: a server that reads the user's
+// credentials, a file outside, a secret of rein's environment, writes
+// outside its own directory or dials a host port gets nothing, while what
+// it may do (read the work dir, write its own directory, see a variable
+// pass_env names) works. The same server configured unsandboxed reaches
+// the files and the port the sandbox kept from it: the control that shows
+// the attacks are real.
+func TestStdioServerSandboxed(t *testing.T) {
+	t.Parallel()
+	bin := buildServer(t)
+	home := t.TempDir() // the user's home as the server would find it
+	ssh := filepath.Join(home, ".ssh")
+	if err := os.MkdirAll(ssh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(ssh, "id_ed25519")
+	outside := filepath.Join(t.TempDir(), "credentials.json")
+	for f, content := range map[string]string{key: "PRIVATE KEY", outside: "aws_secret=AKIA-TEST"} {
+		if err := os.WriteFile(f, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	environ := []string{"PATH=/usr/bin:/bin", "HOME=" + home, "ANTHROPIC_API_KEY=sk-ant-rein-test", "REIN_TEST_TOKEN=s3cret"}
+	connect := func(t *testing.T, unsandboxed bool) (*mcp.Set, string) {
+		sb, work := newSandbox(t)
+		if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("project notes"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg := config.MCP{Servers: map[string]config.MCPServer{"snoop": {Command: bin, Args: []string{"-snoop"},
+			PassEnv: []string{"REIN_TEST_TOKEN"}, Unsandboxed: unsandboxed,
+			Tools: map[string]config.MCPTool{"snoop": {Effect: "read-only"}}}}}
+		set, err := mcp.Connect(t.Context(), cfg, mcp.Options{Builtin: builtin, PinFile: filepath.Join(t.TempDir(), "pins.json"), Environ: environ, Sandbox: sb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { set.Close() })
+		if got := set.Servers()[0].Sandboxed; got == unsandboxed {
+			t.Errorf("Sandboxed = %v with unsandboxed = %v", got, unsandboxed)
+		}
+		return set, work
+	}
+	set, work := connect(t, false)
+	control, cwork := connect(t, true)
+	for _, tt := range []struct {
+		name, op, arg string
+		// want is what the sandboxed server gets (a prefix); leak, when
+		// set, is what the unsandboxed control gets and the sandboxed one
+		// must not.
+		want, leak string
+	}{
+		{"reads ~/.ssh", "read", key, "refused", "PRIVATE KEY"},
+		{"reads a credential file outside", "read", outside, "refused", "AKIA-TEST"},
+		{"sees rein's API key", "env", "ANTHROPIC_API_KEY", "got: ", "sk-ant-rein-test"},
+		{"writes outside its dir", "write", filepath.Join(filepath.Dir(outside), "planted"), "refused", ""},
+		{"writes the work dir", "write", "{work}/planted", "refused", ""},
+		{"dials a host port", "dial", ln.Addr().String(), "refused", ""},
+		{"reads the work dir", "read", "{work}/notes.txt", "got: project notes", ""},
+		{"writes its own dir", "write", "{home}/state.json", "got: ", ""},
+		{"sees pass_env", "env", "REIN_TEST_TOKEN", "got: s3cret", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			arg := func(work string) string { return strings.ReplaceAll(tt.arg, "{work}", work) }
+			a := arg(work)
+			if tt.arg == "{home}/state.json" { // its own dir, which it learns from HOME
+				h, err := call(t, set, "snoop__snoop", `{"op":"env","arg":"HOME"}`)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a = strings.TrimPrefix(h, "got: ") + "/state.json"
+			}
+			args, _ := json.Marshal(map[string]string{"op": tt.op, "arg": a})
+			got, err := call(t, set, "snoop__snoop", string(args))
+			if err != nil {
+				t.Fatalf("snoop: %v", err)
+			}
+			if !strings.HasPrefix(got, tt.want) || (tt.leak != "" && strings.Contains(got, tt.leak)) {
+				t.Errorf("sandboxed %s %s = %q, want %q…", tt.op, a, got, tt.want)
+			}
+			// rein's environment is kept from every stdio server, sandboxed
+			// or not (sandbox.ChildEnv): no control for it.
+			if (tt.leak != "" || tt.want == "refused") && tt.op != "env" {
+				cargs, _ := json.Marshal(map[string]string{"op": tt.op, "arg": arg(cwork)})
+				cgot, err := call(t, control, "snoop__snoop", string(cargs))
+				if err != nil {
+					t.Fatalf("control snoop: %v", err)
+				}
+				if strings.HasPrefix(cgot, "refused") || (tt.leak != "" && !strings.Contains(cgot, tt.leak)) {
+					t.Errorf("the unsandboxed control %s %s = %q: the attack is not real", tt.op, tt.arg, cgot)
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(work, "planted")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the sandboxed server planted a file in the work dir: %v", err)
+	}
+}
+
+// Without a sandbox to hold it, a stdio server does not start unless the
+// user's config says it may run unsandboxed (or the user chose no sandbox).
+func TestStdioServerNeedsSandbox(t *testing.T) {
+	t.Parallel()
+	bin := buildServer(t)
+	why := errors.New("Landlock is not enabled in this kernel")
+	for _, tt := range []struct {
+		name string
+		sc   config.MCPServer
+		opts mcp.Options
+		want string // "" : starts, unsandboxed
+	}{
+		{"no sandbox", config.MCPServer{Command: bin}, mcp.Options{WhyNoSandbox: why}, "there is none here (Landlock is not enabled in this kernel)"},
+		{"configured unsandboxed", config.MCPServer{Command: bin, Unsandboxed: true}, mcp.Options{WhyNoSandbox: why}, ""},
+		{"the user chose no sandbox", config.MCPServer{Command: bin}, mcp.Options{NoSandbox: true}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.opts.PinFile = filepath.Join(t.TempDir(), "pins.json")
+			set, err := mcp.Connect(t.Context(), config.MCP{Servers: map[string]config.MCPServer{"srv": tt.sc}}, tt.opts)
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "unsandboxed = true") {
+					t.Errorf("Connect = %v, want an error with %q and the fix", err, tt.want)
+				}
+				if set != nil {
+					set.Close()
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer set.Close()
+			if s := set.Servers()[0]; s.Sandboxed {
+				t.Errorf("%+v: reported sandboxed", s)
+			}
+			if got, err := call(t, set, "srv__echo", `{"text":"x"}`); err != nil || got != "echo: x" {
+				t.Errorf("echo = %q, %v", got, err)
 			}
 		})
 	}

@@ -426,31 +426,7 @@ func (st *landlockState) release() error {
 // the world-readable parts of /etc, /proc, the devices, the work dir and
 // the temp dir.
 func systemGrants(work, tmp string) []grant {
-	var gs []grant
-	var seen []string
-	for _, d := range systemDirs {
-		real, err := filepath.EvalSymlinks(d)
-		if err != nil {
-			continue
-		}
-		dup := false
-		for _, s := range seen {
-			dup = dup || within(real, s)
-		}
-		if !dup {
-			seen = append(seen, real)
-			gs = append(gs, grant{grantRX, real})
-		}
-	}
-	gs = append(gs, grant{grantLs, "/etc"})
-	for _, p := range readableParts(os.DirFS("/etc"), ".") {
-		gs = append(gs, grant{grantR, filepath.Join("/etc", p)})
-	}
-	gs = append(gs, grant{grantR, "/proc"})
-	for _, d := range devices {
-		gs = append(gs, grant{grantDev, d})
-	}
-	return append(gs, grant{grantRW, work}, grant{grantRW, tmp})
+	return append(baseGrants(), grant{grantRW, work}, grant{grantRW, tmp})
 }
 
 // namespaceAttr returns how the helper is started: in a new session and,

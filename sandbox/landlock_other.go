@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 )
@@ -33,4 +34,28 @@ func HelperMain(args []string) int {
 // LandlockStatus returns ErrUnsupported.
 func LandlockStatus() (abi int, err error) {
 	return 0, fmt.Errorf("%w: Landlock is Linux's, this is %s", ErrUnsupported, runtime.GOOS)
+}
+
+// Process is a Program running in the sandbox; there is none here.
+type Process struct {
+	Stdin  io.WriteCloser
+	Stdout io.ReadCloser
+}
+
+// Done is closed: no program runs here.
+func (p *Process) Done() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// Err returns nil.
+func (p *Process) Err() error { return nil }
+
+// Kill does nothing.
+func (p *Process) Kill() {}
+
+// Start returns ErrUnsupported: Landlock is Linux's.
+func (l *Landlock) Start(ctx context.Context, prog Program) (*Process, error) {
+	return nil, fmt.Errorf("%w: the landlock executor runs on Linux, not %s", ErrUnsupported, runtime.GOOS)
 }

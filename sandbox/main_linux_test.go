@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	if work := os.Getenv(sessionEnv); work != "" {
 		os.Exit(session(work))
 	}
+	if os.Getenv(probeEnv) == "serve" {
+		os.Exit(serveProbe(os.Stdin, os.Stdout))
+	}
 	if mode := os.Getenv(probeEnv); mode != "" {
 		os.Exit(probe(mode, os.Args[1:]))
 	}

@@ -55,10 +55,11 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	defer p.lines.Close()
 	// MCP servers start before anything is asked: one that cannot start
 	// stops the session with the reason, before the first model call.
-	servers, err := connectMCP(ctx, e, p.meta.Config.MCP, askerFor(p, e, c.ApprovalTimeout))
+	servers, closeSandbox, err := connectMCP(ctx, e, p.meta.Config, p.opts.WorkDir, askerFor(p, e, c.ApprovalTimeout))
 	if err != nil {
 		return err
 	}
+	defer closeSandbox()
 	defer servers.Close()
 	p.meta.MCPUnsandboxed = unsandboxed(servers)
 	p.opts.Tools = append(p.opts.Tools, servers.Tools()...)

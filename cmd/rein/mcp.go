@@ -4,17 +4,24 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
 
+	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/egress"
 	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/mcp"
+	"github.com/reinhq/rein/sandbox"
 )
 
 type mcpCmd struct {
@@ -58,7 +65,17 @@ func (c *mcpListCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	set, err := mcp.Connect(ctx, cfg.MCP, mcp.Options{Builtin: knownTools().Names(), ReadOnlyPins: true})
+	workdir, err := checkWorkdir(c.Workdir)
+	if err != nil {
+		return err
+	}
+	opts, closeSandbox, err := mcpSandbox(ctx, cfg, workdir)
+	if err != nil {
+		return err
+	}
+	defer closeSandbox()
+	opts.Builtin, opts.ReadOnlyPins = knownTools().Names(), true
+	set, err := mcp.Connect(ctx, cfg.MCP, opts)
 	if err != nil {
 		return err
 	}
@@ -108,8 +125,18 @@ func (c *mcpPinCmd) Run(ctx context.Context, e env) error {
 		return usagef("no MCP server %q is configured", c.Server)
 	}
 	sc.Disabled = false
-	set, err := mcp.Connect(ctx, config.MCP{Servers: map[string]config.MCPServer{c.Server: sc}},
-		mcp.Options{Builtin: knownTools().Names(), ReadOnlyPins: true})
+	workdir, err := checkWorkdir(c.Workdir)
+	if err != nil {
+		return err
+	}
+	cfg.MCP = config.MCP{Servers: map[string]config.MCPServer{c.Server: sc}}
+	opts, closeSandbox, err := mcpSandbox(ctx, cfg, workdir)
+	if err != nil {
+		return err
+	}
+	defer closeSandbox()
+	opts.Builtin, opts.ReadOnlyPins = knownTools().Names(), true
+	set, err := mcp.Connect(ctx, cfg.MCP, opts)
 	if err != nil {
 		return err
 	}
@@ -222,32 +249,79 @@ func lineDiff(a, b []string) []string {
 	return out
 }
 
-// connectMCP starts the session's MCP servers and says on stderr which
-// tools are not offered and why. With no servers configured it returns an
-// empty set.
-func connectMCP(ctx context.Context, e env, cfg config.MCP, asker approve.Asker) (*mcp.Set, error) {
-	set, err := mcp.Connect(ctx, cfg, mcp.Options{Builtin: knownTools().Names(), Asker: asker})
+// connectMCP starts the session's MCP servers, the stdio ones in the
+// session's sandbox backend (mcpSandbox), and says on stderr which run
+// unsandboxed and which tools are not offered and why. With no servers
+// configured it returns an empty set. Close the set, then call the
+// returned func (it closes the servers' sandbox).
+func connectMCP(ctx context.Context, e env, cfg config.Config, workdir string, asker approve.Asker) (*mcp.Set, func(), error) {
+	opts, closeSandbox, err := mcpSandbox(ctx, cfg, workdir)
 	if err != nil {
-		return nil, fmt.Errorf("refusing to start: %w", err)
+		return nil, nil, fmt.Errorf("refusing to start: %w", err)
 	}
-	for _, s := range set.Servers() {
-		if strings.HasPrefix(s.Transport, "stdio: ") {
-			fmt.Fprintf(e.stderr, "rein: MCP server %s runs UNSANDBOXED with your rights (%s); its tools' effects are judged by their effect class\n",
-				termsafe.Line(s.Name), termsafe.Line(s.Transport))
-		}
+	opts.Builtin, opts.Asker = knownTools().Names(), asker
+	set, err := mcp.Connect(ctx, cfg.MCP, opts)
+	if err != nil {
+		closeSandbox()
+		return nil, nil, fmt.Errorf("refusing to start: %w", err)
+	}
+	for _, s := range unsandboxed(set) {
+		fmt.Fprintf(e.stderr, "rein: MCP server %s runs UNSANDBOXED with your rights; its tools' effects are judged by their effect class\n", termsafe.Line(s))
 	}
 	for _, t := range set.Unavailable() {
 		fmt.Fprintf(e.stderr, "rein: MCP tool %s is not offered: %s\n", termsafe.Line(t.Name), termsafe.Line(t.Reason))
 	}
-	return set, nil
+	return set, closeSandbox, nil
 }
 
-// unsandboxed names the stdio servers of set with their command, for the
-// session's start record: they run with the user's rights.
+// mcpSandbox is where stdio MCP servers run: the landlock sandbox, with
+// the session's work dir (read-only to them), memory limit and network
+// policy ([sandbox.network]: its egress proxy, or no network), unless the
+// session runs with --sandbox none (then they run unsandboxed, announced
+// and recorded). Where landlock does not work, a server starts only if its
+// config says unsandboxed = true: the reason is in the error of one that
+// does not. The docker backend does not hold servers: they run in
+// landlock where it works. Call the func returned when the servers are
+// closed.
+func mcpSandbox(ctx context.Context, cfg config.Config, workdir string) (mcp.Options, func(), error) {
+	noop := func() {}
+	if cfg.Sandbox.Backend == guarded.SandboxNone {
+		return mcp.Options{NoSandbox: true}, noop, nil
+	}
+	if !slices.ContainsFunc(slices.Collect(maps.Values(cfg.MCP.Servers)), func(s config.MCPServer) bool {
+		return !s.Disabled && s.Command != "" && !s.Unsandboxed
+	}) {
+		return mcp.Options{}, noop, nil // nothing to hold: no sandbox to prepare
+	}
+	mem, err := sandbox.ParseMemory(cfg.Sandbox.Memory)
+	if err != nil {
+		return mcp.Options{}, nil, fmt.Errorf("sandbox memory: %w", err)
+	}
+	l := &sandbox.Landlock{WorkDir: workdir, Memory: mem, Helper: reinBinary()}
+	if e := egressOf(cfg); e != nil {
+		if os.Geteuid() != 0 {
+			return mcp.Options{WhyNoSandbox: errors.New("[sandbox.network] allow needs rein to run as root")}, noop, nil
+		}
+		p, err := egress.New(*e)
+		if err != nil {
+			return mcp.Options{}, nil, err
+		}
+		l.Net, l.Egress = sandbox.NetProxy, p
+	}
+	if err := l.Prepare(ctx); err != nil {
+		_ = l.Close()
+		return mcp.Options{WhyNoSandbox: err}, noop, nil
+	}
+	return mcp.Options{Sandbox: l}, func() { _ = l.Close() }, nil
+}
+
+// unsandboxed names the stdio servers of set that run with the user's
+// rights, with their command, for the announcement and the session's start
+// record.
 func unsandboxed(set *mcp.Set) []string {
 	var out []string
 	for _, s := range set.Servers() {
-		if strings.HasPrefix(s.Transport, "stdio: ") {
+		if strings.HasPrefix(s.Transport, "stdio: ") && !s.Sandboxed {
 			out = append(out, s.Name+" ("+s.Transport+")")
 		}
 	}

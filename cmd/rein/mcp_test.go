@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/reinhq/rein/sandbox"
 )
 
 // rein run offers the tools of the configured MCP servers, records their
@@ -71,13 +73,55 @@ func TestMCPCommands(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: %d\n%s%s", code, out, errOut)
 	}
-	want("run stderr", errOut, "MCP server srv runs UNSANDBOXED", "MCP tool evil__poisoned is not offered")
+	want("run stderr", errOut, "MCP server srv (stdio: "+bin+") runs UNSANDBOXED", "MCP tool evil__poisoned is not offered")
 	logs, _ := filepath.Glob(filepath.Join(audit, "*.jsonl"))
 	if len(logs) != 1 {
 		t.Fatalf("audit logs: %v", logs)
 	}
 	data, _ := os.ReadFile(logs[0])
 	want("audit log", string(data), `"tool":"srv__echo"`, "echo: hi from mcp", `"mcp_unsandboxed":["evil (stdio: `)
+
+	// In the landlock sandbox the servers run sandboxed: nothing is
+	// announced or recorded as unsandboxed, except a server the user's
+	// config takes out of the sandbox.
+	if _, err := sandbox.LandlockStatus(); err == nil {
+		for _, tt := range []struct {
+			extra, announced, quiet string
+		}{
+			{"", "", "UNSANDBOXED"},
+			{"unsandboxed = true\n", "MCP server evil (stdio: " + bin + " -hostile) runs UNSANDBOXED", "MCP server srv (stdio"},
+		} {
+			writeConfig("")
+			cfgFile := filepath.Join(dir, "config", "rein", "config.toml")
+			c, _ := os.ReadFile(cfgFile)
+			if err := os.WriteFile(cfgFile, append(c, tt.extra...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sbAudit := filepath.Join(t.TempDir(), "audit")
+			code, out, errOut := rein("run", "--model", "scripted:"+script, "--workdir", work, "--audit-dir", sbAudit, "--sandbox", "landlock", "Echo hi")
+			if code != 0 {
+				t.Fatalf("run in landlock: %d\n%s%s", code, out, errOut)
+			}
+			if tt.announced != "" {
+				want("run in landlock stderr", errOut, tt.announced)
+			}
+			if strings.Contains(errOut, tt.quiet) {
+				t.Errorf("run in landlock with %q announces %q:\n%s", tt.extra, tt.quiet, errOut)
+			}
+			logs, _ := filepath.Glob(filepath.Join(sbAudit, "*.jsonl"))
+			if len(logs) != 1 {
+				t.Fatalf("audit logs: %v", logs)
+			}
+			data, _ := os.ReadFile(logs[0])
+			want("audit log in landlock", string(data), `"tool":"srv__echo"`, "echo: hi from mcp")
+			if rec := strings.Contains(string(data), `"mcp_unsandboxed"`); rec != (tt.extra != "") {
+				t.Errorf("with %q, mcp_unsandboxed recorded: %v", tt.extra, rec)
+			}
+		}
+		writeConfig("")
+	} else {
+		t.Logf("landlock unavailable, the sandboxed run is not tried: %v", err)
+	}
 
 	// The server's echo changes: a rug pull between sessions.
 	writeConfig(`"-variant", "2"`)

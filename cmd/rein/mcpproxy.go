@@ -14,7 +14,6 @@ import (
 
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/internal/termsafe"
-	"github.com/reinhq/rein/mcp"
 	"github.com/reinhq/rein/mcp/gateway"
 )
 
@@ -60,8 +59,14 @@ func (c *mcpProxyCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	opts.WorkDir, opts.AuditDir = workdir, dir
+	connect, closeSandbox, err := mcpSandbox(ctx, cfg, workdir)
+	if err != nil {
+		return err
+	}
+	defer closeSandbox()
+	connect.Builtin = knownTools().Names()
 	g, err := gateway.New(gateway.Options{
-		MCP: cfg.MCP, Connect: mcp.Options{Builtin: knownTools().Names()}, Guard: opts,
+		MCP: cfg.MCP, Connect: connect, Guard: opts,
 		Fallback: fallback, FallbackAsker: asker, AskTimeout: c.ApprovalTimeout,
 		Notice: func(s string) { fmt.Fprintf(e.stderr, "rein: %s\n", termsafe.Line(s)) },
 	})

@@ -142,10 +142,11 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 	if p.opts.Unattended {
 		asker = approve.Unanswered{}
 	}
-	servers, err := connectMCP(ctx, e, p.meta.Config.MCP, asker)
+	servers, closeSandbox, err := connectMCP(ctx, e, p.meta.Config, p.opts.WorkDir, asker)
 	if err != nil {
 		return err
 	}
+	defer closeSandbox()
 	defer servers.Close()
 	p.meta.MCPUnsandboxed = unsandboxed(servers)
 	p.opts.Tools = append(p.opts.Tools, servers.Tools()...)

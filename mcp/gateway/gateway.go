@@ -223,6 +223,11 @@ func (g *Gateway) open(ctx context.Context) (*hostSession, error) {
 		return nil, fmt.Errorf("gateway: audit log: %w", err)
 	}
 	g.notice("session %s opened: %d tool(s) offered; audit log %s", hs.id, len(set.Tools()), hs.log.Path())
+	for _, s := range set.Servers() {
+		if strings.HasPrefix(s.Transport, "stdio: ") && !s.Sandboxed {
+			g.notice("session %s: MCP server %s (%s) runs UNSANDBOXED with your rights", hs.id, s.Name, s.Transport)
+		}
+	}
 	for _, u := range set.Unavailable() {
 		g.notice("session %s: %s is not offered: %s", hs.id, u.Name, u.Reason)
 	}

@@ -9,4 +9,16 @@ func (s *Schema) Fast(v any) (has, valid bool) {
 }
 
 // Full returns jsonschema's answer on v, without the fast validator.
-func (s *Schema) Full(v any) error { return s.sch.Validate(v) }
+func (s *Schema) Full(v any) error {
+	sch := s.sch
+	if sch == nil {
+		var err error
+		if sch, err = s.lazy(); err != nil {
+			return err
+		}
+	}
+	return sch.Validate(v)
+}
+
+// Compiled reports whether jsonschema has compiled s yet.
+func (s *Schema) Compiled() bool { return s.sch != nil }

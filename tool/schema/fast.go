@@ -111,8 +111,14 @@ func fastNode(doc any) (*fast, bool) {
 	for k, v := range m {
 		ok := true
 		switch k {
-		case "description", "title", "default", "examples":
-			// annotations: they never change the answer
+		case "description", "title":
+			// annotations: they never change the answer, but a document
+			// whose annotations the meta-schema refuses is left to
+			// jsonschema (CompileLazily relies on it)
+			_, ok = v.(string)
+		case "examples":
+			_, ok = v.([]any)
+		case "default":
 		case "type":
 			var name string
 			if name, ok = v.(string); ok {
@@ -142,6 +148,7 @@ func fastNode(doc any) (*fast, bool) {
 			f.enum, ok = strs(v, false)
 		case "required":
 			f.required, ok = strs(v, true)
+			ok = ok && !hasDuplicate(f.required) // the meta-schema wants them unique
 		case "additionalProperties":
 			var b bool
 			b, ok = v.(bool)
@@ -327,4 +334,15 @@ func (s *Schema) TopTypes() map[string]string {
 		out[name] = p.types.String()
 	}
 	return out
+}
+
+func hasDuplicate(ss []string) bool {
+	seen := make(map[string]bool, len(ss))
+	for _, s := range ss {
+		if seen[s] {
+			return true
+		}
+		seen[s] = true
+	}
+	return false
 }

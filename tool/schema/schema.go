@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -23,7 +24,8 @@ var printer = message.NewPrinter(language.English)
 // Schema is a compiled JSON Schema. It is safe for concurrent use.
 type Schema struct {
 	name   string
-	sch    *jsonschema.Schema
+	sch    *jsonschema.Schema // nil until lazy has run, for CompileLazily's
+	lazy   func() (*jsonschema.Schema, error)
 	closed bool
 	fast   *fast // nil when the schema uses keywords it does not implement
 }
@@ -38,17 +40,46 @@ var ErrInvalid = errors.New("arguments do not match the schema")
 // Compile compiles a JSON Schema document (draft 2020-12 unless it says
 // otherwise). name identifies it in errors.
 func Compile(name string, raw []byte) (*Schema, error) {
+	return NewCompiler().Compile(name, raw)
+}
+
+// Compiler compiles many schemas with one jsonschema compiler, so the
+// meta-schema every document is checked against is loaded and compiled
+// once, not once per schema: an MCP server's hundred tools cost a hundred
+// compilations, not a hundred and one hundred meta-schemas. Each schema is
+// a resource named by its name (rein:///tools/NAME.json): names must be
+// distinct, and a schema must not refer to another by that URL (callers
+// that take schemas from elsewhere refuse every $ref outside the document
+// first). A Compiler is not safe for concurrent use; the Schemas it makes
+// are.
+type Compiler struct {
+	c *jsonschema.Compiler
+}
+
+// NewCompiler returns a compiler for draft 2020-12 (unless a document says
+// otherwise).
+func NewCompiler() *Compiler {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	return &Compiler{c: c}
+}
+
+// Compile compiles one document, as the package's Compile does.
+func (cp *Compiler) Compile(name string, raw []byte) (s *Schema, err error) {
+	defer func() {
+		if err != nil { // start afresh: nothing of a failed document stays
+			*cp = *NewCompiler()
+		}
+	}()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: not JSON: %w", name, err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
 	url := "rein:///tools/" + name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
+	if err := cp.c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", name, err)
 	}
-	sch, err := c.Compile(url)
+	sch, err := cp.c.Compile(url)
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", name, err)
 	}
@@ -57,6 +88,36 @@ func Compile(name string, raw []byte) (*Schema, error) {
 	}
 	_ = json.Unmarshal(raw, &top) // it compiled: it is JSON
 	return &Schema{name: name, sch: sch, closed: top.Additional != nil && !*top.Additional, fast: compileFast(raw)}, nil
+}
+
+// CompileLazily is Compiler.Compile for many documents from elsewhere (an MCP
+// server's tools), where compiling them all up front with jsonschema is
+// most of the cost of taking them in. A document within the subset rein
+// validates itself (type, properties, required, items, enum, pattern,
+// length, item and number bounds, additionalProperties false, string
+// annotations) is checked here, strictly: such a document is valid against
+// the meta-schema by construction, so every error Compile would report it
+// reports now too, and jsonschema compiles it only when an argument is
+// refused and has to be explained. Any other document is compiled with
+// jsonschema at once, as Compile does.
+func (cp *Compiler) CompileLazily(name string, raw []byte) (*Schema, error) {
+	f := compileFast(raw)
+	if f == nil {
+		return cp.Compile(name, raw)
+	}
+	var top struct {
+		Additional *bool `json:"additionalProperties"`
+	}
+	_ = json.Unmarshal(raw, &top) // compileFast decoded it: it is JSON
+	raw = bytes.Clone(raw)
+	return &Schema{name: name, fast: f, closed: top.Additional != nil && !*top.Additional,
+		lazy: sync.OnceValues(func() (*jsonschema.Schema, error) {
+			s, err := Compile(name, raw)
+			if err != nil {
+				return nil, err
+			}
+			return s.sch, nil
+		})}, nil
 }
 
 // MustCompile is Compile for schemas fixed in code; it panics on an error.
@@ -87,7 +148,14 @@ func (s *Schema) ValidateValue(inst any) error {
 	if s.fast != nil && s.fast.valid(inst) {
 		return nil
 	}
-	err := s.sch.Validate(inst)
+	sch := s.sch
+	if sch == nil {
+		var err error
+		if sch, err = s.lazy(); err != nil { // cannot happen for the subset: said, not hidden
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	err := sch.Validate(inst)
 	if err == nil {
 		return nil
 	}

@@ -69,3 +69,50 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+// CompileLazily refuses exactly the documents Compile refuses, with the
+// same message, and judges arguments exactly as Compile's schema does;
+// only a document outside the fast subset is compiled by jsonschema at
+// once.
+func TestCompileLazily(t *testing.T) {
+	t.Parallel()
+	docs := []struct {
+		name, doc string
+		lazy      bool // within the subset: jsonschema not run at compile time
+	}{
+		{"read_file", readFile, true},
+		{"nested", `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string","pattern":"^[a-z]+$"},"maxItems":3},"n":{"type":"number","minimum":0}},"required":["tags"]}`, true},
+		{"examples", `{"type":"object","properties":{"a":{"type":"string","examples":["x"],"default":"x","title":"A"}}}`, true},
+		{"bad type", `{"type":"object","properties":{"a":{"type":"nonsense"}}}`, false},
+		{"description not a string", `{"type":"object","properties":{"a":{"type":"string","description":3}}}`, false},
+		{"examples not an array", `{"type":"object","properties":{"a":{"type":"string","examples":"x"}}}`, false},
+		{"duplicate required", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a","a"]}`, false},
+		{"negative length", `{"type":"object","properties":{"a":{"type":"string","minLength":-1}}}`, false},
+		{"bad pattern", `{"type":"object","properties":{"a":{"type":"string","pattern":"("}}}`, false},
+		{"outside the subset", `{"type":"object","properties":{"a":{"anyOf":[{"type":"string"},{"type":"integer"}]}}}`, false},
+		{"not JSON", `{"type":`, false},
+	}
+	args := []string{`{}`, `{"path":"a"}`, `{"path":""}`, `{"path":"a","extra":1}`, `{"tags":["ab","c"]}`, `{"tags":["AB"]}`,
+		`{"tags":["a","b","c","d"]}`, `{"n":-1}`, `{"a":"x"}`, `{"a":3}`, `{"offset":0,"path":"p"}`, `{"mode":"c","path":"p"}`}
+	for _, d := range docs {
+		t.Run(d.name, func(t *testing.T) {
+			eager, eerr := schema.Compile(d.name, []byte(d.doc))
+			lazy, lerr := schema.NewCompiler().CompileLazily(d.name, []byte(d.doc))
+			if (eerr == nil) != (lerr == nil) || (eerr != nil && eerr.Error() != lerr.Error()) {
+				t.Fatalf("Compile: %v; CompileLazily: %v", eerr, lerr)
+			}
+			if eerr != nil {
+				return
+			}
+			if got := !lazy.Compiled(); got != d.lazy {
+				t.Errorf("compilation deferred: %v, want %v", got, d.lazy)
+			}
+			for _, a := range args {
+				e, l := eager.Validate([]byte(a)), lazy.Validate([]byte(a))
+				if (e == nil) != (l == nil) || (e != nil && e.Error() != l.Error()) {
+					t.Errorf("%s: Compile's schema says %v, CompileLazily's %v", a, e, l)
+				}
+			}
+		})
+	}
+}

@@ -1,7 +1,7 @@
 // Command mcptestserver runs rein's MCP test server over stdio, for the
 // tests of package mcp that start a real subprocess.
 //
-//	mcptestserver [-hostile] [-variant N] [-shadow NAME]
+//	mcptestserver [-hostile] [-snoop] [-variant N] [-shadow NAME]
 package main
 
 import (
@@ -20,6 +20,7 @@ func main() {
 	var o testserver.Options
 	flag.BoolVar(&o.Hostile, "hostile", false, "add the attack tools")
 	flag.IntVar(&o.Variant, "variant", 0, "2: echo's description differs")
+	flag.BoolVar(&o.Snoop, "snoop", false, "add the snoop tool (reads, writes, dials, reads the environment)")
 	flag.StringVar(&o.Shadow, "shadow", "", "add a tool of this name that echoes")
 	flag.Parse()
 	var mu sync.Mutex
