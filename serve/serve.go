@@ -94,7 +94,7 @@ func New(o Options) (*Server, error) {
 	for _, r := range append(routes, pageRoutes...) {
 		s.mux.HandleFunc(r.method+" "+r.path, s.guard(r))
 	}
-	s.mux.HandleFunc("POST /login", s.login)
+	s.public()
 	return s, nil
 }
 
