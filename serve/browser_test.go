@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -139,6 +140,12 @@ func chromium(t *testing.T) *tab {
 		func() error { _, err := chromedp.Call(ctx, log.Enable, cdp.Empty{}); return err },
 		func() error { _, err := chromedp.Call(ctx, runtime.Enable, cdp.Empty{}); return err },
 		func() error { _, err := chromedp.Call(ctx, page.Enable, page.EnableParams{}); return err },
+		// A headless tab is never the window with the focus: emulate it, so
+		// :focus styles show as a person sees them.
+		func() error {
+			_, err := chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+			return err
+		},
 	} {
 		if err := enable(); err != nil {
 			t.Fatalf("chromium: %v", err)
@@ -594,4 +601,66 @@ func TestBrowserCheckCanFail(t *testing.T) {
 	if !pwned || len(dialogs) == 0 {
 		t.Errorf("no attack ran on a page without escaping or CSP: the watch is blind")
 	}
+}
+
+// TestBrowserScreenshots writes the screenshots docs/serve.md shows, from a
+// real run: the approval page while a session waits for a deploy, and that
+// session's timeline once it ended. It runs only when REIN_SCREENSHOTS
+// names the directory to write them to:
+//
+//	REIN_SCREENSHOTS=$PWD/docs go test ./serve -run TestBrowserScreenshots
+func TestBrowserScreenshots(t *testing.T) {
+	dir := os.Getenv("REIN_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("set REIN_SCREENSHOTS=DIR to write the page's screenshots there")
+	}
+	f := newBrowserFixture(t)
+	tb := chromium(t)
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "CHANGELOG.md"), []byte("## 1.4.0\n- faster start\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	create := func(task, script string) string {
+		body, _ := json.Marshal(map[string]any{"task": task, "model": script, "workdir": work})
+		code, out := f.do("POST", "/v1/sessions", string(body))
+		if code != 201 {
+			t.Fatalf("create: %d %s", code, out)
+		}
+		var c struct{ ID string }
+		_ = json.Unmarshal([]byte(out), &c)
+		return c.ID
+	}
+	create("Watch the nightly build and report when it is green",
+		`{"turns":[{"text":"Waiting for the build.","calls":[{"tool":"wait","args":{"ms":600000}}]},{"text":"done"}]}`)
+	id := create("Release 1.4.0: check the changelog, push the tag, deploy to production",
+		`{"turns":[
+		{"text":"Reading the changelog first.","calls":[{"tool":"read_file","args":{"path":"CHANGELOG.md"}}]},
+		{"text":"The changelog is ready. Pushing the release.","calls":[{"tool":"run_bash","args":{"command":"git push --force origin main"}}]},
+		{"text":"Not pushing then. Deploying 1.4.0.","calls":[{"tool":"deploy","args":{"env":"production"}}]},
+		{"text":"Deployed 1.4.0 to production; the push to main was refused, so the tag is not pushed."}]}`)
+	tb.signIn(f.srv.URL)
+	shot := func(name string) {
+		png := get(tb, "screenshot", chromedp.FullScreenshot(100))
+		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", filepath.Join(dir, name))
+	}
+	for {
+		a := f.approval(id)
+		tb.open(f.srv.URL+"/", "#approval-"+a.ID)
+		if a.Tool == "deploy" {
+			shot("serve-approval.png")
+			tb.submit("approve", chromedp.Click(chromedp.CSS("#approval-"+a.ID+" button.approve")))
+			break
+		}
+		tb.submit("deny", chromedp.KeyEvent(kb.Enter))
+		for len(f.queue.Pending(id)) > 0 && f.queue.Pending(id)[0].ID == a.ID {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	f.ended(id)
+	tb.open(f.srv.URL+"/sessions/"+id, "#timeline")
+	shot("serve-timeline.png")
+	tb.clean()
 }
