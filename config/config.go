@@ -46,6 +46,11 @@ type Config struct {
 	// user's own config or flags may set it: a project's may not (a
 	// repository must not choose who approves its agent's calls).
 	Approvals Approvals `toml:"approvals" json:"approvals"`
+	// Telemetry exports OpenTelemetry traces of sessions (off by
+	// default). Only the user's own config or flags may set it: a
+	// project's may not (it would choose where the record of what the
+	// agent did is sent).
+	Telemetry Telemetry `toml:"telemetry" json:"telemetry"`
 	// Prices are the models' prices, keyed "provider:model" (price.Defaults,
 	// overridden per model by the files); look one up with Prices.Lookup.
 	// Not recorded with the configuration: a session records the one price
@@ -60,6 +65,16 @@ type Approvals struct {
 	URL string `toml:"url" json:"url,omitempty"`
 	// TokenFile holds the server's bearer token (else $REIN_APPROVALS_TOKEN).
 	TokenFile string `toml:"token_file" json:"token_file,omitempty"`
+}
+
+// Telemetry is where traces go (rein run --otlp-endpoint, docs/serve.md).
+type Telemetry struct {
+	// OTLPEndpoint is an OTLP/HTTP traces URL such as
+	// http://localhost:4318/v1/traces; empty exports nothing.
+	OTLPEndpoint string `toml:"otlp_endpoint" json:"otlp_endpoint,omitempty"`
+	// Content adds the redacted text the audit log holds (task, model
+	// text, arguments, results, answer) to the spans. Default false.
+	Content bool `toml:"content" json:"content,omitempty"`
 }
 
 // Model chooses the model when neither --model nor REIN_MODEL does.
@@ -488,9 +503,13 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 			return errors.New("prices change what the cost cap counts")
 		case "approvals":
 			return errors.New("approvals choose who approves the agent's calls")
+		case "telemetry":
+			return errors.New("telemetry chooses where the record of the agent's actions is sent")
 		}
 	case key[0] == "approvals":
 		return fmt.Errorf("%s chooses who approves the agent's calls", k)
+	case key[0] == "telemetry":
+		return fmt.Errorf("%s chooses where the record of the agent's actions is sent", k)
 	case key[0] == "mcp":
 		return narrowMCP(key, prev, next)
 	case k == "limits.max_steps":

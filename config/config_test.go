@@ -278,7 +278,7 @@ func TestKeys(t *testing.T) {
 		"sandbox.backend", "sandbox.image", "sandbox.runtime", "sandbox.memory", "sandbox.stage_ask_above", "sandbox.unstaged",
 		"sandbox.network.allow", "sandbox.network.internal", "sandbox.network.max_connections", "sandbox.network.max_bytes",
 		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "mcp.servers", "model.default",
-		"approvals.url", "approvals.token_file", "prices",
+		"approvals.url", "approvals.token_file", "telemetry.otlp_endpoint", "telemetry.content", "prices",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {
 		t.Errorf("Keys() = %q, want %q", got, want)
@@ -298,6 +298,7 @@ func TestKeys(t *testing.T) {
 		"network.domains": `["docs.example.org"]`, "sandbox.network.allow": `["example.org", "*.example.net:443"]`,
 		"sandbox.network.internal": `["registry.corp:5000"]`, "sandbox.network.max_bytes": `"1GiB"`,
 		"approvals.url": `"http://127.0.0.1:7878"`, "approvals.token_file": `"/tmp/t"`,
+		"telemetry.otlp_endpoint": `"http://127.0.0.1:4318/v1/traces"`, "telemetry.content": "true",
 	}
 	for _, k := range want {
 		v, ok := values[k]

@@ -161,6 +161,7 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		"network.domains": `["docs.example.org"]`, "sandbox.network.allow": `[]`, "sandbox.network.internal": `[]`,
 		"sandbox.network.max_connections": "10", "sandbox.network.max_bytes": `"1GiB"`,
 		"approvals.url": `"http://127.0.0.1:7878"`, "approvals.token_file": `"/tmp/t"`,
+		"telemetry.otlp_endpoint": `"http://127.0.0.1:4318/v1/traces"`, "telemetry.content": "true",
 	}
 	for _, k := range config.Keys() {
 		v, ok := values[k]

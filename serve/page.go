@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/audit"
@@ -28,7 +29,6 @@ const csp = "default-src 'none'; style-src 'self'; img-src 'self'; form-action '
 var pageRoutes = []route{
 	{"GET", "/{$}", true, (*Server).indexPage},
 	{"GET", "/sessions/{id}", true, (*Server).sessionPage},
-	{"GET", "/static/style.css", true, (*Server).style},
 	{"POST", "/ui/approvals/{id}", true, (*Server).answerForm},
 	{"POST", "/ui/abort", true, (*Server).abortAllForm},
 	{"POST", "/ui/sessions/{id}/abort", true, (*Server).abortForm},
@@ -48,14 +48,68 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	},
 }).ParseFS(webFS, "web/*.html"))
 
-// prettyArgs is a call's arguments, indented, every argument in full,
-// with characters a terminal or a reader would be fooled by made visible.
+// public registers what the page needs before anyone has signed in: the
+// sign-in form's post, the stylesheet and the icon (without them the
+// sign-in page would be unstyled and the browser would log a 401 and a 404
+// on every page).
+func (s *Server) public() {
+	s.mux.HandleFunc("POST /login", s.login)
+	s.mux.HandleFunc("GET /static/style.css", s.static("web/style.css", "text/css; charset=utf-8"))
+	s.mux.HandleFunc("GET /favicon.ico", s.static("web/icon.svg", "image/svg+xml"))
+	s.mux.HandleFunc("GET /static/icon.svg", s.static("web/icon.svg", "image/svg+xml"))
+}
+
+// prettyArgs is a call's arguments, indented, one field a line, every
+// argument in full, with characters a terminal or a reader would be fooled
+// by made visible.
+// The HTML escapes JSON encoders write (\u003c for <) are shown as the
+// characters they stand for, so a person reads <script> where the
+// arguments hold it; html/template escapes them for the page.
 func prettyArgs(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Indent(&b, raw, "", "  ") != nil {
 		return termsafe.Visible(string(raw))
 	}
-	return termsafe.Visible(b.String())
+	// json.Indent's newlines and indentation are the only raw ones (a
+	// JSON string holds none): they stay; each line's text is made visible.
+	lines := strings.Split(unescapeHTML(b.String()), "\n")
+	for i, l := range lines {
+		text := strings.TrimLeft(l, " ")
+		lines[i] = l[:len(l)-len(text)] + termsafe.Visible(text)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// unescapeHTML turns JSON's \u003c, \u003e and \u0026 escapes back into <,
+// > and &, leaving every other escape (an escaped backslash before "u003c"
+// included) as it is.
+func unescapeHTML(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if s[i+1] == 'u' && i+6 <= len(s) {
+			switch strings.ToLower(s[i+2 : i+6]) {
+			case "003c":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "003e":
+				b.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(s[i : i+2]) // an escape: both its bytes, so its second is never read as the start of another
+		i++
+	}
+	return b.String()
 }
 
 func (s *Server) render(w http.ResponseWriter, name string, data any) {
@@ -147,10 +201,17 @@ func showLog(path string) (timeline, refusals string) {
 	return t.String(), rf.String()
 }
 
-func (s *Server) style(w http.ResponseWriter, _ *http.Request) {
-	b, _ := webFS.ReadFile("web/style.css")
-	w.Header().Set("Content-Type", "text/css; charset=utf-8")
-	_, _ = w.Write(b)
+// static serves one embedded file.
+func (s *Server) static(name, contentType string) http.HandlerFunc {
+	b, err := webFS.ReadFile(name)
+	if err != nil {
+		panic("serve: embedded " + name + " is missing: " + err.Error()) // a build without web/: a programming error
+	}
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Cache-Control", "max-age=300")
+		_, _ = w.Write(b)
+	}
 }
 
 func (s *Server) answerForm(w http.ResponseWriter, r *http.Request) {

@@ -9,7 +9,8 @@
 // test holds the description and the handlers to each other.
 //
 // It does not decide anything about calls: the gates do. It does not keep
-// budgets across sessions, nor export traces (not yet).
+// budgets across sessions (not yet); traces are package telemetry's, which
+// the builder cmd/rein supplies chains into each session.
 package serve
 
 import (
@@ -94,7 +95,7 @@ func New(o Options) (*Server, error) {
 	for _, r := range append(routes, pageRoutes...) {
 		s.mux.HandleFunc(r.method+" "+r.path, s.guard(r))
 	}
-	s.mux.HandleFunc("POST /login", s.login)
+	s.public()
 	return s, nil
 }
 

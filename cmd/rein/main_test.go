@@ -82,12 +82,14 @@ func TestScript(t *testing.T) {
 //	XDG_CONFIG_HOME  $WORK/home/.config   (user config: rein/config.toml)
 //	XDG_STATE_HOME   $WORK/home/.local/state  (default audit dir: rein/audit)
 //	OPENAI_FAKE_URL  a local Chat Completions server (fakeopenai_test.go)
+//	OTLP_FAKE_URL    a local OTLP/HTTP traces receiver writing $WORK/otlp-spans.txt (fakeotlp_test.go)
 func setup(e *testscript.Env) error {
 	home := filepath.Join(e.WorkDir, "home")
 	e.Setenv("HOME", home)
 	e.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	e.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
 	startFakeOpenAI(e)
+	startFakeOTLP(e)
 	return os.MkdirAll(home, 0o755)
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/reinhq/rein/secret"
 	"github.com/reinhq/rein/serve"
 	"github.com/reinhq/rein/session/rollback"
+	"github.com/reinhq/rein/telemetry"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -70,6 +71,8 @@ type agentFlags struct {
 	Approvals       string                 `placeholder:"URL" help:"Send this run's questions to a running rein serve at URL (its page, its webhooks) instead of the terminal, and wait there up to --approval-timeout; no answer is No. Token from --approvals-token-file, else $REIN_APPROVALS_TOKEN. Default: approvals.url from your own config."`
 	ApprovalsToken  string                 `name:"approvals-token-file" placeholder:"FILE" help:"File holding rein serve's bearer token, for --approvals (default approvals.token_file from your config)."`
 	ApprovalTimeout time.Duration          `name:"approval-timeout" default:"60s" placeholder:"DURATION" help:"How long an approval prompt waits on the terminal; no answer in time is No. Without a terminal every approval is No."`
+	OTLPEndpoint    string                 `name:"otlp-endpoint" placeholder:"URL" help:"Export the session as OpenTelemetry traces (invoke_agent, chat, execute_tool spans) over OTLP/HTTP to URL, like http://localhost:4318/v1/traces. Default: telemetry.otlp_endpoint from your own config, else none."`
+	TraceContent    bool                   `name:"trace-content" help:"Add the redacted text the audit log holds (task, model text, arguments, results, answer) to the spans. Default: telemetry.content from your config, else off."`
 }
 
 // settings is the effective configuration of a run, recorded at session start.
@@ -107,6 +110,8 @@ type prepared struct {
 	// asker answers ask_question when questions go to rein serve
 	// (--approvals); nil: the terminal's, when there is one.
 	asker approve.Asker
+	// telemetry is where the session's traces go (empty: nowhere).
+	telemetry telemetry.Config
 }
 
 func (c *runCmd) Run(ctx context.Context, e env) error {
@@ -261,7 +266,11 @@ func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
 	if asker != nil {
 		opts.Asker = asker
 	}
-	return &prepared{opts: opts, meta: meta, pricing: pr, maxCost: cfg.Limits.MaxCostUSD, lines: lines, tty: tty, asker: asker}, nil
+	tc := telemetry.Config{Endpoint: cfg.Telemetry.OTLPEndpoint, Content: cfg.Telemetry.Content || c.TraceContent}
+	if c.OTLPEndpoint != "" {
+		tc.Endpoint = c.OTLPEndpoint
+	}
+	return &prepared{opts: opts, meta: meta, pricing: pr, maxCost: cfg.Limits.MaxCostUSD, lines: lines, tty: tty, asker: asker, telemetry: tc}, nil
 }
 
 // optionsOf is what a configuration says of a session, as guarded options:
@@ -476,6 +485,14 @@ type finalObject struct {
 	Cost *costBreakdown `json:"cost,omitempty"`
 }
 
+// chainObserve calls a, then b when there is one.
+func chainObserve(a, b func(audit.Record)) func(audit.Record) {
+	if b == nil {
+		return a
+	}
+	return func(r audit.Record) { a(r); b(r) }
+}
+
 // session builds a session from opts, does j with it and prints it to w:
 // as a trace and summary, or with asJSON as the final object, preceded by
 // the event stream when events.
@@ -500,6 +517,22 @@ func runSession(ctx context.Context, e env, opts guarded.Options, j job, asJSON,
 		opts.Observe = t.observe
 	case events:
 		opts.Observe = eventWriter(w)
+	}
+	if p != nil && p.telemetry.Endpoint != "" {
+		exp, err := telemetry.Start(ctx, p.telemetry)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := exp.Shutdown(sctx); err != nil {
+				fmt.Fprintf(e.stderr, "rein: traces: %v\n", err)
+			}
+		}()
+		ts := exp.Session(ctx)
+		defer ts.End()
+		opts.Observe = chainObserve(ts.Observe, opts.Observe)
 	}
 	if j.Observe != nil {
 		first := opts.Observe

@@ -21,6 +21,7 @@ import (
 	"github.com/reinhq/rein/internal/statedir"
 	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/serve"
+	"github.com/reinhq/rein/telemetry"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -37,6 +38,8 @@ type serveCmd struct {
 	AuditDir        string        `placeholder:"DIR" help:"Directory for the sessions' audit logs (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
 	Config          string        `placeholder:"FILE" help:"A config file applied after ~/.config/rein/config.toml and the session's DIR/.rein/config.toml."`
 	Sandbox         string        `placeholder:"BACKEND" help:"Where the sessions' commands run (as rein run --sandbox)."`
+	OTLPEndpoint    string        `name:"otlp-endpoint" placeholder:"URL" help:"Export every session as OpenTelemetry traces over OTLP/HTTP to URL, like http://localhost:4318/v1/traces. Default: telemetry.otlp_endpoint from your own config, else none."`
+	TraceContent    bool          `name:"trace-content" help:"Add the redacted text the audit log holds to the spans (default telemetry.content from your config, else off)."`
 }
 
 func (c *serveCmd) Run(ctx context.Context, e env) error {
@@ -75,7 +78,18 @@ func (c *serveCmd) Run(ctx context.Context, e env) error {
 		notifier = serve.NewNotifier(serve.NotifierOptions{URL: c.Webhook, PageURL: public, Log: log})
 		q.Watch(notifier.Asked, func(serve.Approval, serve.Outcome) {})
 	}
-	host, err := serve.NewLocal(serve.LocalOptions{Build: c.builder(), Queue: q, StateDir: stateDir, Log: log,
+	exp, err := c.traces(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := exp.Shutdown(sctx); err != nil {
+			log.Warn("traces", "error", err)
+		}
+	}()
+	host, err := serve.NewLocal(serve.LocalOptions{Build: c.builder(exp), Queue: q, StateDir: stateDir, Log: log,
 		Stopped: func(i serve.Info) {
 			if notifier != nil {
 				notifier.Stopped(i)
@@ -179,9 +193,28 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// traces starts the server's trace exporter: --otlp-endpoint, else the
+// user's own config's [telemetry]; nil when neither names an endpoint.
+func (c *serveCmd) traces(ctx context.Context) (*telemetry.Exporter, error) {
+	cfg, err := config.Load(config.Source{Path: config.UserFile()})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	tc := telemetry.Config{Endpoint: cfg.Telemetry.OTLPEndpoint, Content: cfg.Telemetry.Content || c.TraceContent, Service: "rein serve"}
+	if c.OTLPEndpoint != "" {
+		tc.Endpoint = c.OTLPEndpoint
+	}
+	exp, err := telemetry.Start(ctx, tc)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return exp, nil
+}
+
 // builder makes a session's options from an API request the way rein run
 // makes them from its flags (agentFlags.prepare): config, model, limits.
-func (c *serveCmd) builder() serve.Builder {
+// With exp, each session's audit records become its spans.
+func (c *serveCmd) builder(exp *telemetry.Exporter) serve.Builder {
 	return func(ctx context.Context, req serve.CreateRequest) (guarded.Options, error) {
 		if !filepath.IsAbs(req.Workdir) {
 			return guarded.Options{}, fmt.Errorf(`field "workdir": %q is not an absolute path`, req.Workdir)
@@ -203,6 +236,9 @@ func (c *serveCmd) builder() serve.Builder {
 		p.lines.Close()
 		p.meta.Expect = ""
 		p.opts.Meta = p.meta
+		if ts := exp.Session(context.WithoutCancel(ctx)); ts != nil {
+			p.opts.Observe = chainObserve(ts.Observe, p.opts.Observe)
+		}
 		return p.opts, nil
 	}
 }
