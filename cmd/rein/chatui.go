@@ -154,8 +154,9 @@ func (c *chat) status() string {
 	if c.limits.MaxTokens > 0 {
 		capTokens = fmt.Sprint(c.limits.MaxTokens)
 	}
-	s := fmt.Sprintf("%s · mode %s · sandbox %s · %s · turn %d tok · conversation %d/%s tok",
-		c.model, modeName(string(c.p.opts.Mode)), sandboxName(c.p.opts.Sandbox.Backend), dir, turn, live, capTokens)
+	// What changes first, so that a narrow terminal cuts what the header
+	// already said.
+	s := fmt.Sprintf("turn %d tok · conversation %d/%s tok", turn, live, capTokens)
 	if c.p.pricing.known {
 		costCap := "no cap"
 		if c.limits.MaxCostUSD > 0 {
@@ -163,6 +164,7 @@ func (c *chat) status() string {
 		}
 		s += fmt.Sprintf(" · $%.4f/%s", cost, costCap)
 	}
+	s += fmt.Sprintf(" · %s · mode %s · sandbox %s · %s", c.model, modeName(string(c.p.opts.Mode)), sandboxName(c.p.opts.Sandbox.Backend), dir)
 	return termsafe.Line(s)
 }
 

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -170,7 +171,7 @@ func (a *Activity) line(status string) string {
 			w = n
 		}
 	}
-	frame := a.frames[a.frame%len(a.frames)]
+	frame := strings.TrimSpace(a.frames[a.frame%len(a.frames)])
 	text = ansi.Truncate(text, max(w-2-ansi.StringWidth(frame), 1), "…")
 	return a.styles.Spinner.Render(frame) + " " + a.styles.Status.Render(text)
 }
