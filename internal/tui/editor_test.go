@@ -14,9 +14,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden screens under testdata")
 
-func typed(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+func typed(s string) tea.KeyMsg      { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
 func press(t tea.KeyType) tea.KeyMsg { return tea.KeyMsg{Type: t} }
-func paste(s string) tea.KeyMsg  { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s), Paste: true} }
+func paste(s string) tea.KeyMsg      { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s), Paste: true} }
 
 // feed sends msgs to e in order, as the program would.
 func feed(e Editor, msgs ...tea.Msg) Editor {
