@@ -15,6 +15,17 @@ import (
 	"github.com/reinhq/rein/sandbox"
 )
 
+// promptReady is what the line editor sends once it has the terminal in
+// raw mode, after the fence: bracketed paste on. Its count is the count of
+// prompts that can take keys.
+const promptReady = "\x1b[?2004h"
+
+// waitPrompt waits for the n-th "You:" prompt to be ready for keys.
+func waitPrompt(t *testing.T, p *ptytest.PTY, n int) *ptytest.Screen {
+	t.Helper()
+	return p.WaitFor(t, promptReady, n)
+}
+
 // rein chat in a real terminal, driven as a person would with a scripted
 // model: Ctrl-C in the middle of a command cancels that turn only (the
 // command's processes die, the prompt comes back, the session and its log
@@ -47,6 +58,7 @@ func TestChatInATerminal(t *testing.T) {
 		backend = "none"
 	}
 	p := ptytest.Open(t, 120, 40)
+	p.ANSI = true // the line editor draws with escape sequences
 	cmd := exec.Command(exe, "--model", "scripted:"+script, "--workdir", work, "--tools", "run_bash,write_file,ask_question,calc",
 		"--sandbox", backend, "--max-steps", "3", "--durability", "flush", "--audit-dir", filepath.Join(dir, "audit"))
 	cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "XDG_STATE_HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
@@ -61,8 +73,8 @@ func TestChatInATerminal(t *testing.T) {
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 
 	// Turn 1: a command, cancelled with Ctrl-C while it runs.
-	p.WaitFor(t, "You: ", 1)
-	p.Type(t, "Wait a while.\n")
+	waitPrompt(t, p, 1)
+	p.Type(t, "Wait a while.\r")
 	p.WaitFor(t, "[y/N]", 1)
 	p.Type(t, "y\n")
 	var pid int
@@ -76,7 +88,7 @@ func TestChatInATerminal(t *testing.T) {
 	}
 	p.Type(t, "\x03")
 	p.WaitFor(t, "rein: turn 1 stopped: cancelled", 1)
-	p.WaitFor(t, "You: ", 2)
+	waitPrompt(t, p, 2)
 	for deadline := time.Now().Add(20 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the command (pid %d) outlived the cancelled turn", pid)
@@ -84,7 +96,7 @@ func TestChatInATerminal(t *testing.T) {
 	}
 
 	// Turn 2: a write approved from its diff, then a question answered.
-	p.Type(t, "Update the notes.\n")
+	p.Type(t, "Update the notes.\r")
 	sc := p.WaitFor(t, "[y/s/a/N/x]", 1) // a write offers the answers that stick
 	screen := sc.String()
 	for _, want := range []string{"path:    notes.txt", "--- a/notes.txt", "+++ b/notes.txt", "-old", "+new", " keep"} {
@@ -101,27 +113,27 @@ func TestChatInATerminal(t *testing.T) {
 	p.Type(t, "blue\n")
 	p.WaitFor(t, "Noted the colour.", 1)
 	p.WaitFor(t, "rein: turn 2 changed notes.txt", 1)
-	p.WaitFor(t, "You: ", 3)
+	waitPrompt(t, p, 3)
 	if b, _ := os.ReadFile(filepath.Join(work, "notes.txt")); string(b) != "keep\nnew\n" {
 		t.Fatalf("the approved write did not happen: %q", b)
 	}
 
 	// /undo puts the file back as it was before turn 2.
-	p.Type(t, "/undo\n")
+	p.Type(t, "/undo\r")
 	p.WaitFor(t, "rein: undo: restored notes.txt", 1)
 	if b, _ := os.ReadFile(filepath.Join(work, "notes.txt")); string(b) != "keep\nold\n" {
 		t.Fatalf("/undo left %q", b)
 	}
 
 	// Turn 3 reaches the per-turn step cap; turn 4 goes on.
-	p.WaitFor(t, "You: ", 4)
-	p.Type(t, "Count.\n")
+	waitPrompt(t, p, 4)
+	p.Type(t, "Count.\r")
 	p.WaitFor(t, "rein: turn 3 stopped: step cap reached", 1)
-	p.WaitFor(t, "You: ", 5)
-	p.Type(t, "go on\n")
+	waitPrompt(t, p, 5)
+	p.Type(t, "go on\r")
 	p.WaitFor(t, "All done.", 1)
-	p.WaitFor(t, "You: ", 6)
-	p.Type(t, "/exit\n")
+	waitPrompt(t, p, 6)
+	p.Type(t, "/exit\r")
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("rein chat: %v\n%s", err, p.Raw())
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/internal/quietterm"
 	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/sandbox"
 )
@@ -114,6 +115,7 @@ type exitCode int
 func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
 
 func main() {
+	quietterm.Restore() // TERM as rein was started (internal/quietterm)
 	if sandbox.IsHelper() { // rein re-executed as the landlock sandbox's helper
 		os.Exit(sandbox.HelperMain(os.Args[2:]))
 	}

@@ -8,9 +8,9 @@
 // and scrolling. Any other control character or escape sequence fails the
 // test: rein must never send one from untrusted text. A PTY with ANSI set
 // (rein chat's line editor and spinner draw with escape sequences) also
-// knows the few a line editor sends: cursor moves, erasing, SGR styles and
-// the private modes ?25 (cursor) and ?2004 (bracketed paste); any other
-// still fails.
+// knows the few a line editor sends: cursor moves, erasing, SGR styles,
+// the private modes ?25 (cursor) and ?2004 (bracketed paste), and mouse
+// reports turned off; any other still fails.
 package ptytest
 
 import (
@@ -252,6 +252,7 @@ func (s *Screen) escape(seq string) (int, error) {
 	}
 	switch {
 	case private && (final == 'h' || final == 'l') && (params == "?25" || params == "?2004"):
+	case private && final == 'l' && (params == "?1002" || params == "?1003" || params == "?1006"): // mouse reports off
 	case private:
 		return 0, fmt.Errorf("escape sequence %q", head(seq))
 	case final == 'm': // styles: not drawn
