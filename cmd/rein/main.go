@@ -115,7 +115,7 @@ type exitCode int
 func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
 
 func main() {
-	quietterm.Restore() // TERM as rein was started (internal/quietterm)
+	quietterm.Restore()     // TERM as rein was started (internal/quietterm)
 	if sandbox.IsHelper() { // rein re-executed as the landlock sandbox's helper
 		os.Exit(sandbox.HelperMain(os.Args[2:]))
 	}
