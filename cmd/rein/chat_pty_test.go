@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,5 +156,141 @@ func TestChatInATerminal(t *testing.T) {
 	verify.Env = cmd.Env
 	if out, err := verify.CombinedOutput(); err != nil {
 		t.Errorf("the log does not verify: %v\n%s", err, out)
+	}
+}
+
+// startChat starts rein chat on a new terminal with the state (and so the
+// prompt's history) in dir.
+func startChat(t *testing.T, dir, script string) (*ptytest.PTY, *exec.Cmd) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ptytest.Open(t, 100, 30)
+	p.ANSI = true
+	cmd := exec.Command(exe, "--model", "scripted:"+script, "--workdir", workIn(t, dir), "--tools", "calc",
+		"--durability", "flush", "--audit-dir", filepath.Join(dir, "audit"))
+	cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "XDG_STATE_HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "TERM=xterm-256color")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.Slave, p.Slave, p.Slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return p, cmd
+}
+
+// waitScreen waits until the screen shows want (the raw output may hold
+// styles inside it).
+func waitScreen(t *testing.T, p *ptytest.PTY, cols, rows int, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		sc, err := ptytest.RenderANSI(p.Raw(), cols, rows)
+		if err != nil {
+			t.Fatalf("the terminal was sent: %v", err)
+		}
+		if sc.Shows(want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the screen never showed %q:\n%s", want, sc)
+		}
+	}
+}
+
+// taskOf is the first message of the session whose log is the only one in
+// dir/audit not in seen.
+func taskOf(t *testing.T, dir string, seen map[string]bool) string {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(dir, "audit", "*.jsonl"))
+	for _, l := range logs {
+		if seen[l] {
+			continue
+		}
+		seen[l] = true
+		data, err := os.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var start struct {
+			Type string `json:"type"`
+			Task string `json:"task"`
+		}
+		first, _, _ := bytes.Cut(data, []byte("\n"))
+		if err := json.Unmarshal(first, &start); err != nil || start.Type != "session_start" {
+			t.Fatalf("the log %s does not start with its session_start: %v\n%s", l, err, first)
+		}
+		return start.Task
+	}
+	t.Fatalf("no new session log among %v", logs)
+	return ""
+}
+
+// The line editor in a real terminal: Up recalls a message sent in an
+// earlier run (the history is kept in the state dir), a bracketed paste of
+// several lines is one message, Ctrl+J puts a new line in a message, a
+// spinner shows while the model thinks, and Ctrl-D at an empty prompt
+// leaves.
+func TestChatEditorInATerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts rein as a subprocess in a terminal")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "chat.json")
+	writeFile(t, script, `{"turns":[{"text":"ok 1"},{"text":"ok 2"},{"text":"ok 3"},{"text":"ok 4"}]}`)
+	seen := map[string]bool{}
+
+	// Run 1: one message, then Ctrl-D.
+	p, cmd := startChat(t, dir, script)
+	waitPrompt(t, p, 1)
+	p.Type(t, "remember this\r")
+	p.WaitFor(t, "ok 1", 1)
+	waitPrompt(t, p, 2)
+	p.Type(t, "\x04")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("Ctrl-D at an empty prompt: %v\n%s", err, p.Raw())
+	}
+	if got := taskOf(t, dir, seen); got != "remember this" {
+		t.Fatalf("run 1 sent %q", got)
+	}
+	if !strings.Contains(p.Raw(), "thinking") {
+		t.Errorf("no spinner while the model thought:\n%q", p.Raw())
+	}
+
+	// Run 2: Up recalls run 1's message; a paste of two lines and a line
+	// typed after Ctrl+J make one message.
+	p, cmd = startChat(t, dir, script)
+	waitPrompt(t, p, 1)
+	p.Type(t, "\x1b[A") // Up
+	waitScreen(t, p, 100, 30, "You: remember this")
+	p.Type(t, "\r")
+	p.WaitFor(t, "ok 1", 1)
+	if got := taskOf(t, dir, seen); got != "remember this" {
+		t.Fatalf("Up and Enter in run 2 sent %q, want run 1's message", got)
+	}
+	waitPrompt(t, p, 2)
+	p.Type(t, "\x1b[200~line one\r\nline two\x1b[201~")
+	p.Type(t, "\x0athird line\r") // Ctrl+J: a new line, not a message
+	sc := p.WaitFor(t, "ok 2", 1)
+	for _, want := range []string{"You: line one", "...  line two", "...  third line"} {
+		if !sc.Shows(want) {
+			t.Errorf("the transcript does not show %q:\n%s", want, sc)
+		}
+	}
+	waitPrompt(t, p, 3)
+	p.Type(t, "\x04")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("run 2: %v\n%s", err, p.Raw())
+	}
+	if strings.Contains(p.Raw(), "ok 3") {
+		t.Fatalf("the pasted lines became more than one message:\n%s", p.Raw())
+	}
+	h, err := os.ReadFile(filepath.Join(dir, "rein", "history"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\"remember this\"\n\"line one\\nline two\\nthird line\"\n"; string(h) != want {
+		t.Fatalf("the history file holds\n%s\nwant\n%s", h, want)
 	}
 }
