@@ -44,7 +44,10 @@ const (
   /undo   put back the files the last turn changed (through the file tools)
   /audit  the audit log of this conversation
   /exit   leave (so do Ctrl-D, and Ctrl-C at the prompt)
-A line ending in \ goes on on the next line; in line mode a paste of several lines is several messages.
+On a terminal: Enter sends, Alt+Enter or Ctrl+J starts a new line, a paste of several lines
+is one message, Up/Down go through the messages you sent (kept in the state dir), Ctrl-C
+clears the line (at an empty prompt it leaves, as Ctrl-D does).
+In a pipe: one line is one message; a line ending in \ goes on on the next line.
 Ctrl-C while a turn runs cancels the turn (its command is killed); twice within 1s leaves.`
 )
 

@@ -294,3 +294,25 @@ func TestChatEditorInATerminal(t *testing.T) {
 		t.Fatalf("the history file holds\n%s\nwant\n%s", h, want)
 	}
 }
+
+// rein on a terminal whose TERM would let termenv ask for the background
+// colour (bubbletea v1's package init does) sends no query at start-up:
+// nothing is written but its own output, and nothing is read.
+func TestNoTerminalQueryAtStart(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ptytest.Open(t, 80, 24)
+	cmd := exec.Command(exe, "version")
+	cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "TERM=xterm-256color", "XDG_STATE_HOME="+t.TempDir())
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.Slave, p.Slave, p.Slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("rein version: %v\n%q", err, p.Raw())
+	}
+	sc := p.WaitFor(t, "rein ", 1) // the strict screen: any escape sequence fails
+	if strings.Contains(p.Raw(), "\x1b") {
+		t.Fatalf("rein sent an escape sequence at start-up:\n%q\n%s", p.Raw(), sc)
+	}
+}
