@@ -68,6 +68,9 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 		if ui.act != nil {
 			defer ui.act.Stop()
 			p.styles = &ui.styles
+			if t, ok := p.opts.Approver.(*approve.TTY); ok && ui.styles.Colored() {
+				t.DiffMark = ui.styles.DiffMark
+			}
 			if qa, ok := p.opts.Asker.(questionAsker); ok {
 				qa.answered = ui.act.LineStart // the answer's line ended: the spinner may come back
 				p.opts.Asker = qa
@@ -358,7 +361,7 @@ func (c *chat) ask(ctx context.Context) (msg string, ok bool) {
 	for {
 		text, err := c.readMessage(ctx)
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			if !errors.Is(err, io.EOF) && ctx.Err() == nil { // an ended ctx was said already (the signal's line)
 				fmt.Fprintf(c.talk, "\nrein: %s\n", termsafe.Line(err.Error()))
 			} else if c.ui == nil {
 				fmt.Fprintln(c.talk)

@@ -28,6 +28,8 @@ type Styles struct {
 	Strong  lipgloss.Style
 	Code    lipgloss.Style // inline code and code blocks
 	Quote   lipgloss.Style
+	Added   lipgloss.Style // a diff's added line
+	Removed lipgloss.Style // a diff's removed line
 }
 
 // NewStyles returns the styles for output w: coloured when w is a
@@ -60,7 +62,7 @@ func stylesOf(r *lipgloss.Renderer) Styles {
 		// colour is the plain transcript.
 		plain := r.NewStyle()
 		s.Prompt, s.Status, s.Spinner, s.Good, s.Bad, s.Note = plain, plain, plain, plain, plain, plain
-		s.Heading, s.Strong, s.Code, s.Quote = plain, plain, plain, plain
+		s.Heading, s.Strong, s.Code, s.Quote, s.Added, s.Removed = plain, plain, plain, plain, plain, plain
 		return s
 	}
 	s.Prompt = r.NewStyle().Bold(true).Foreground(lipgloss.Color("12"))
@@ -73,7 +75,18 @@ func stylesOf(r *lipgloss.Renderer) Styles {
 	s.Strong = r.NewStyle().Bold(true)
 	s.Code = r.NewStyle().Foreground(lipgloss.Color("11"))
 	s.Quote = r.NewStyle().Italic(true).Foreground(lipgloss.Color("246"))
+	s.Added = r.NewStyle().Foreground(lipgloss.Color("2"))
+	s.Removed = r.NewStyle().Foreground(lipgloss.Color("1"))
 	return s
+}
+
+// DiffMark colours a diff line of an approval (approve.DiffMark): added
+// green, removed red.
+func (s Styles) DiffMark(kind byte, line string) string {
+	if kind == '+' {
+		return s.Added.Render(line)
+	}
+	return s.Removed.Render(line)
 }
 
 // Colored reports whether these styles put colour on the screen.
