@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -161,7 +162,7 @@ func TestChatInATerminal(t *testing.T) {
 
 // startChat starts rein chat on a new terminal with the state (and so the
 // prompt's history) in dir.
-func startChat(t *testing.T, dir, script string) (*ptytest.PTY, *exec.Cmd) {
+func startChat(t *testing.T, dir, script string, environ ...string) (*ptytest.PTY, *exec.Cmd) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -171,7 +172,8 @@ func startChat(t *testing.T, dir, script string) (*ptytest.PTY, *exec.Cmd) {
 	p.ANSI = true
 	cmd := exec.Command(exe, "--model", "scripted:"+script, "--workdir", workIn(t, dir), "--tools", "calc",
 		"--durability", "flush", "--audit-dir", filepath.Join(dir, "audit"))
-	cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "XDG_STATE_HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "TERM=xterm-256color")
+	cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "XDG_STATE_HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "TERM=xterm-256color", "NO_COLOR=")
+	cmd.Env = append(cmd.Env, environ...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.Slave, p.Slave, p.Slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
@@ -314,5 +316,39 @@ func TestNoTerminalQueryAtStart(t *testing.T) {
 	sc := p.WaitFor(t, "rein ", 1) // the strict screen: any escape sequence fails
 	if strings.Contains(p.Raw(), "\x1b") {
 		t.Fatalf("rein sent an escape sequence at start-up:\n%q\n%s", p.Raw(), sc)
+	}
+}
+
+// NO_COLOR: the terminal interface stays (editor, spinner) but puts no
+// colour on the screen; without it the same chat is coloured.
+func TestChatNoColor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts rein as a subprocess in a terminal")
+	}
+	colour := regexp.MustCompile(`\x1b\[[0-9;]*(3[0-9]|9[0-7]|38;5;[0-9]+)[0-9;]*m`)
+	for _, tt := range []struct {
+		name      string
+		noColor   string
+		wantColor bool
+	}{{"NO_COLOR set", "1", false}, {"NO_COLOR unset", "", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			script := filepath.Join(dir, "chat.json")
+			writeFile(t, script, `{"turns":[{"text":"**fine**"}]}`)
+			p, cmd := startChat(t, dir, script, "NO_COLOR="+tt.noColor)
+			waitPrompt(t, p, 1)
+			p.Type(t, "hello\r")
+			waitPrompt(t, p, 2)
+			p.Type(t, "\x04")
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("%v\n%s", err, p.Raw())
+			}
+			if got := colour.MatchString(p.Raw()); got != tt.wantColor {
+				t.Fatalf("colour on the screen: %v, want %v\n%q", got, tt.wantColor, p.Raw())
+			}
+			if !strings.Contains(p.Raw(), "thinking") && !strings.Contains(p.Raw(), "fine") {
+				t.Fatalf("the chat did not run:\n%q", p.Raw())
+			}
+		})
 	}
 }
