@@ -20,7 +20,7 @@ func TestLayoutWithDiff(t *testing.T) {
 	args, _ := json.Marshal(map[string]string{"path": "f.go", "content": "SHOULD NOT BE LISTED"})
 	req := Request{Tool: "write_file", Gate: "permission", Reason: "asks", Args: args}
 	for _, size := range []struct{ cols, rows int }{{80, 24}, {120, 40}} {
-		out := layout(req, diff.String(), size.cols, size.rows-2)
+		out := layout(req, diff.String(), size.cols, size.rows-2, nil)
 		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 		if len(lines) > size.rows-2+1 { // the blank line first
 			t.Errorf("%dx%d: %d lines do not fit", size.cols, size.rows, len(lines))
@@ -35,5 +35,31 @@ func TestLayoutWithDiff(t *testing.T) {
 	}
 	if w := whole(req, diff.String()); !strings.Contains(w, "line 39") || strings.Contains(w, "\x1b") {
 		t.Errorf("v does not show the whole diff safely:\n%s", w)
+	}
+}
+
+// A DiffMark styles the added and removed lines only: not the ---/+++
+// header, not the context, and the text and the count of rows stay.
+func TestLayoutDiffMark(t *testing.T) {
+	t.Parallel()
+	diff := "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n"
+	args, _ := json.Marshal(map[string]string{"path": "f", "content": "keep\nnew\n"})
+	req := Request{Tool: "write_file", Gate: "permission", Reason: "asks", Args: args}
+	mark := DiffMark(func(kind byte, line string) string { return "<" + string(kind) + ">" + line + "</>" })
+	plain := layout(req, diff, 80, 22, nil)
+	marked := layout(req, diff, 80, 22, mark)
+	for _, want := range []string{"<->  -old</>", "<+>  +new</>"} {
+		if !strings.Contains(marked, want) {
+			t.Errorf("the marked prompt lacks %q:\n%s", want, marked)
+		}
+	}
+	for _, unmarked := range []string{"--- a/f", "+++ b/f", "keep"} {
+		if strings.Contains(marked, "<-> "+unmarked) || strings.Contains(marked, "<+>  "+unmarked) || strings.Contains(marked, "<+>"+unmarked) {
+			t.Errorf("%q is marked:\n%s", unmarked, marked)
+		}
+	}
+	strip := strings.NewReplacer("<->", "", "<+>", "", "</>", "").Replace(marked)
+	if strip != plain {
+		t.Errorf("the mark changed more than styles:\n%s\nvs\n%s", strip, plain)
 	}
 }

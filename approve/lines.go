@@ -54,7 +54,8 @@ type Lines struct {
 	partial []byte        // the line being typed
 	end     error         // io.EOF or the read error, once seen
 	changed chan struct{} // closed and replaced when queue, end or done change
-	space   *sync.Cond    // signalled when the queue shrinks or Lines closes
+	space   *sync.Cond    // signalled when the queue shrinks, a hold ends or Lines closes
+	held    int           // Holds not released: the terminal is another reader's
 }
 
 // NewLines returns a line reader over r. When r is a terminal (an *os.File
@@ -101,7 +102,7 @@ func (l *Lines) read() {
 	buf := make([]byte, 4096)
 	for {
 		l.mu.Lock()
-		for len(l.queue) >= maxQueued && !l.closed() {
+		for (len(l.queue) >= maxQueued || l.held > 0) && !l.closed() {
 			l.space.Wait()
 		}
 		l.mu.Unlock()
@@ -141,6 +142,9 @@ func (l *Lines) readTerminal(buf []byte) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.held > 0 {
+		return true // another reader has the terminal now: not a byte is taken
+	}
 	// A Fence may have flushed the input between the wait and the lock:
 	// look again, without waiting, so the read cannot block under the lock.
 	if ok, err := readable(l.fd, 0); err == nil && !ok {
@@ -258,6 +262,11 @@ func (l *Lines) Fence() (discarded bool, err error) {
 	l.run()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.fence()
+}
+
+// fence is Fence with l.mu held.
+func (l *Lines) fence() (discarded bool, err error) {
 	if l.fd >= 0 {
 		discarded, err = flushInput(l.fd)
 		if err != nil {
@@ -268,6 +277,33 @@ func (l *Lines) Fence() (discarded bool, err error) {
 	l.queue, l.partial = nil, nil
 	l.space.Broadcast()
 	return discarded, err
+}
+
+// Hold fences the input (see Fence) and then leaves the terminal to
+// another reader until release is called: Lines reads none of it
+// meanwhile, so nothing typed for that reader (the chat's line editor,
+// which puts the terminal in raw mode) is queued as a line. Holds nest.
+// Over a reader that is not a terminal Hold only fences: a read in flight
+// cannot be held back, so share a pipe this way only when nothing else
+// reads it.
+func (l *Lines) Hold() (discarded bool, release func(), err error) {
+	l.run()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// Fenced and held under one lock: no read comes between.
+	if discarded, err = l.fence(); err != nil {
+		return discarded, func() {}, err
+	}
+	l.held++
+	var once sync.Once
+	return discarded, func() {
+		once.Do(func() {
+			l.mu.Lock()
+			l.held--
+			l.space.Broadcast()
+			l.mu.Unlock()
+		})
+	}, nil
 }
 
 // Close stops reading; Next returns io.EOF afterwards. On a terminal Close

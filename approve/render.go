@@ -91,7 +91,7 @@ func compact(raw json.RawMessage) string {
 // With a diff, the arguments it is made from (content, old_string,
 // new_string) are not listed: the diff follows the path, as many of its
 // lines as fit, then a count of those hidden.
-func layout(req Request, diff string, cols, rows int) string {
+func layout(req Request, diff string, cols, rows int, mark DiffMark) string {
 	decisive, other := args(req)
 	if diff != "" {
 		other = slices.DeleteFunc(other, func(a arg) bool { return diffArgs[a.name] })
@@ -130,7 +130,7 @@ func layout(req Request, diff string, cols, rows int) string {
 			lines = []string{fmt.Sprintf("  (a diff of %d lines: v shows it)", len(lines))}
 		}
 		for _, l := range lines {
-			bottom = append(bottom, fit(diffIndent(l), strings.TrimLeft(l[min(1, len(l)):], " "), cols))
+			bottom = append(bottom, mark.apply(l, fit(diffIndent(l), strings.TrimLeft(l[min(1, len(l)):], " "), cols)))
 		}
 	}
 	room = rows - len(bottom) - 1
@@ -203,6 +203,23 @@ func diffIndent(l string) string {
 		n = 0
 	}
 	return "  " + termsafe.Visible(l[:1]) + strings.Repeat(" ", n)
+}
+
+// DiffMark colours a diff line of an approval prompt, already cut to the
+// screen and made safe: kind is '+' for an added line, '-' for a removed
+// one. It must add only styles (no text), so the prompt's layout holds.
+type DiffMark func(kind byte, line string) string
+
+// apply marks shown, the screen's form of diff line l, when l adds or
+// removes a line (not the ---/+++ header).
+func (m DiffMark) apply(l, shown string) string {
+	if m == nil || l == "" || strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---") {
+		return shown
+	}
+	if l[0] == '+' || l[0] == '-' {
+		return m(l[0], shown)
+	}
+	return shown
 }
 
 // diffArgs are the arguments a diff shows better than their raw text.

@@ -60,6 +60,8 @@ type TTY struct {
 	// the path, bounded to the screen ("v" shows it whole), instead of the
 	// raw arguments it is made from.
 	Diff func(req Request) string
+	// DiffMark, when set, colours the diff's added and removed lines.
+	DiffMark DiffMark
 
 	mu sync.Mutex // one prompt at a time
 }
@@ -119,7 +121,7 @@ func (t *TTY) Choose(ctx context.Context, req Request) (Answer, error) {
 		if req.Pattern != "" {
 			body = rows - 4
 		}
-		if _, err := io.WriteString(t.Out, layout(req, diff, cols, body)); err != nil {
+		if _, err := io.WriteString(t.Out, layout(req, diff, cols, body, t.DiffMark)); err != nil {
 			return Answer{}, fmt.Errorf("show the approval prompt: %w", err)
 		}
 		if req.Pattern != "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
+	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/internal/checkpoint"
 	"github.com/reinhq/rein/internal/termsafe"
 )
@@ -43,16 +44,40 @@ const (
   /undo   put back the files the last turn changed (through the file tools)
   /audit  the audit log of this conversation
   /exit   leave (so do Ctrl-D, and Ctrl-C at the prompt)
-A line ending in \ goes on on the next line; in line mode a paste of several lines is several messages.
+On a terminal: Enter sends, Alt+Enter or Ctrl+J starts a new line, a paste of several lines
+is one message, Up/Down go through the messages you sent (kept in the state dir), Ctrl-C
+clears the line (at an empty prompt it leaves, as Ctrl-D does).
+In a pipe: one line is one message; a line ending in \ goes on on the next line.
 Ctrl-C while a turn runs cancels the turn (its command is killed); twice within 1s leaves.`
 )
 
 func (c *chatCmd) Run(ctx context.Context, e env) error {
+	// On a terminal the prompt is a line editor and a turn shows a
+	// spinner and the status line; every other write first erases the
+	// spinner, so the writers are wrapped before anything is built on them.
+	ui := newChatUI(e, c.JSON)
+	if ui != nil && ui.act != nil {
+		e.stdout, e.stderr = ui.act.Writer(e.stdout), ui.act.Writer(e.stderr)
+	}
 	p, err := c.prepare(ctx, e)
 	if err != nil {
 		return err
 	}
 	defer p.lines.Close()
+	if ui != nil {
+		if ui.act != nil {
+			defer ui.act.Stop()
+			p.styles = &ui.styles
+			if t, ok := p.opts.Approver.(*approve.TTY); ok && ui.styles.Colored() {
+				t.DiffMark = ui.styles.DiffMark
+			}
+			if qa, ok := p.opts.Asker.(questionAsker); ok {
+				qa.answered = ui.act.LineStart // the answer's line ended: the spinner may come back
+				p.opts.Asker = qa
+			}
+		}
+		ui.loadHistory(e.stderr)
+	}
 	// MCP servers start before anything is asked: one that cannot start
 	// stops the session with the reason, before the first model call.
 	servers, closeSandbox, err := connectMCP(ctx, e, p.meta.Config, p.opts.WorkDir, askerFor(p, e, c.ApprovalTimeout))
@@ -77,9 +102,12 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	if c.JSON {
 		talk = e.stderr
 	}
-	ch := &chat{p: p, talk: talk, book: book, tty: p.tty, limits: p.opts.Limits, json: c.JSON, auditDir: p.opts.AuditDir}
+	ch := &chat{p: p, talk: talk, book: book, tty: p.tty, limits: p.opts.Limits, json: c.JSON, auditDir: p.opts.AuditDir, ui: ui, model: c.Model}
 	if ch.limits == (budget.Limits{}) {
 		ch.limits = budget.Defaults()
+	}
+	if ui != nil && ui.act != nil {
+		ui.act.SetStatus(ch.status)
 	}
 	fmt.Fprintf(talk, "rein: talking to %s in %s (mode %s, sandbox %s); /help lists commands, %s or Ctrl-D leaves\n",
 		termsafe.Line(c.Model), termsafe.Line(p.opts.WorkDir), termsafe.Line(modeName(string(p.opts.Mode))),
@@ -138,6 +166,11 @@ type chat struct {
 	before  agent.Result // what the conversation had used when the turn began
 	last    agent.Result
 	left    bool // the user left (/exit, end of input)
+
+	ui        *chatUI // the terminal interface; nil in a pipe
+	model     string
+	live      int64 // the conversation's tokens as the model calls of the turn in flight report them
+	turnStart int64 // the conversation's tokens when the turn began
 }
 
 // turnContext gives turn n its own abortable context (harness.Spec.TurnContext).
@@ -145,8 +178,12 @@ func (c *chat) turnContext(ctx context.Context, n int) (context.Context, context
 	tctx, abort := agent.WithAbort(ctx)
 	c.mu.Lock()
 	c.turn, c.abort = n, abort
+	c.turnStart = c.live
 	c.mu.Unlock()
 	c.book.Begin()
+	if c.ui != nil && c.ui.act != nil {
+		c.ui.act.Start("thinking")
+	}
 	return tctx, func() {
 		c.mu.Lock()
 		c.abort = nil
@@ -184,6 +221,30 @@ func (c *chat) observe(r audit.Record) {
 		if rel, ok := changedPath(c.p.opts.WorkDir, r.Tool, r.Args); ok {
 			c.book.Save(rel)
 		}
+		c.activity("running " + termsafe.Line(r.Tool))
+	case audit.Result:
+		c.activity("thinking")
+	case audit.ModelCall:
+		c.mu.Lock()
+		c.live = r.Tokens
+		c.mu.Unlock()
+	case audit.Verdict:
+		if r.Gate == gate.NameApproval && c.ui != nil && c.ui.act != nil {
+			c.ui.act.LineStart() // the person answered: the answer's line ended
+		}
+	}
+}
+
+// activity shows what the turn in flight does, on a terminal.
+func (c *chat) activity(label string) {
+	if c.ui == nil || c.ui.act == nil {
+		return
+	}
+	c.mu.Lock()
+	running := c.abort != nil
+	c.mu.Unlock()
+	if running {
+		c.ui.act.Start(label)
 	}
 }
 
@@ -215,13 +276,17 @@ func changedPath(workdir, tool string, args json.RawMessage) (string, bool) {
 func (c *chat) next(ctx context.Context, res agent.Result) (string, bool) {
 	c.mu.Lock()
 	c.last = res
+	c.live = res.Tokens
 	turn := c.turn
 	c.mu.Unlock()
+	if c.ui != nil && c.ui.act != nil {
+		c.ui.act.Stop()
+	}
 	if !c.json {
 		if res.Stop == agent.StopDone {
-			fmt.Fprintf(c.talk, "\n%s\n\n", termsafe.Text(res.Answer))
+			fmt.Fprintf(c.talk, "\n%s\n\n", c.answer(res.Answer))
 		} else {
-			fmt.Fprintf(c.talk, "\nrein: turn %d stopped: %s\n", turn, termsafe.Line(turnStop(res, c.limits)))
+			fmt.Fprintf(c.talk, "\n%s\n", c.mark(false, fmt.Sprintf("rein: turn %d stopped: %s", turn, termsafe.Line(turnStop(res, c.limits)))))
 		}
 		for _, ch := range c.book.Changed() {
 			fmt.Fprintf(c.talk, "rein: turn %d %s %s\n", turn, termsafe.Line(ch.Action), termsafe.Line(ch.Path))
@@ -295,22 +360,11 @@ func (c *chat) usage() string {
 // false when the user leaves, the input ended, or ctx ended.
 func (c *chat) ask(ctx context.Context) (msg string, ok bool) {
 	for {
-		if c.tty {
-			discarded, err := c.p.lines.Fence()
-			if err != nil {
-				fmt.Fprintf(c.talk, "rein: %s\n", termsafe.Line(err.Error()))
-				return "", false
-			}
-			if discarded {
-				fmt.Fprintln(c.talk, "rein: discarded what was typed before this prompt")
-			}
-		}
-		fmt.Fprint(c.talk, "You: ")
-		text, err := c.read(ctx)
+		text, err := c.readMessage(ctx)
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			if !errors.Is(err, io.EOF) && ctx.Err() == nil { // an ended ctx was said already (the signal's line)
 				fmt.Fprintf(c.talk, "\nrein: %s\n", termsafe.Line(err.Error()))
-			} else {
+			} else if c.ui == nil {
 				fmt.Fprintln(c.talk)
 			}
 			return "", false
@@ -326,6 +380,25 @@ func (c *chat) ask(ctx context.Context) (msg string, ok bool) {
 			return text, true
 		}
 	}
+}
+
+// readMessage reads the next message: with the line editor on a
+// terminal, else as plain lines.
+func (c *chat) readMessage(ctx context.Context) (string, error) {
+	if c.ui != nil {
+		return c.edit(ctx)
+	}
+	if c.tty {
+		discarded, err := c.p.lines.Fence()
+		if err != nil {
+			return "", err
+		}
+		if discarded {
+			fmt.Fprintln(c.talk, "rein: discarded what was typed before this prompt")
+		}
+	}
+	fmt.Fprint(c.talk, "You: ")
+	return c.read(ctx)
 }
 
 // read reads one message: a line, and more lines while one ends in a
@@ -433,6 +506,9 @@ type questionAsker struct {
 	lines   *approve.Lines
 	out     io.Writer
 	timeout time.Duration
+	// answered, when set, is told the answer's line ended (rein chat's
+	// spinner may come back).
+	answered func()
 }
 
 func (a questionAsker) Ask(ctx context.Context, question string) (string, error) {
@@ -441,7 +517,11 @@ func (a questionAsker) Ask(ctx context.Context, question string) (string, error)
 		return "", err
 	}
 	fmt.Fprint(a.out, "Your answer (Enter alone: no answer): ")
-	return a.lines.Next(ctx, a.timeout)
+	answer, err := a.lines.Next(ctx, a.timeout)
+	if a.answered != nil {
+		a.answered()
+	}
+	return answer, err
 }
 
 // didYouMean is " (did you mean /x?)" when a command is close to name.

@@ -22,6 +22,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/internal/quietterm"
 	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/sandbox"
 )
@@ -40,7 +41,7 @@ const (
 var version = "dev"
 
 type cli struct {
-	Chat     chatCmd     `cmd:"" default:"withargs" help:"Talk to the agent: each line you type at the You: prompt is a task, with the conversation so far; /exit leaves. What rein does with no command."`
+	Chat     chatCmd     `cmd:"" default:"withargs" help:"Talk to the agent: each message you send at the You: prompt is a turn, with the conversation so far (on a terminal a line editor: Enter sends, Alt+Enter or Ctrl+J a new line, Up recalls; /help lists commands and keys); /exit or Ctrl-D leaves. What rein does with no command."`
 	Demo     demoCmd     `cmd:"" help:"Run the scripted scenarios: no key, no network. All of them when no NAME is given."`
 	Run      runCmd      `cmd:"" help:"Run one task under rein's gates, budget and audit log."`
 	Policy   policyCmd   `cmd:"" help:"Check tool calls against the gates without running them."`
@@ -114,6 +115,7 @@ type exitCode int
 func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
 
 func main() {
+	quietterm.Restore()     // TERM as rein was started (internal/quietterm)
 	if sandbox.IsHelper() { // rein re-executed as the landlock sandbox's helper
 		os.Exit(sandbox.HelperMain(os.Args[2:]))
 	}

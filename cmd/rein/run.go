@@ -23,6 +23,7 @@ import (
 	"github.com/reinhq/rein/gate/contract"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/termsafe"
+	"github.com/reinhq/rein/internal/tui"
 	"github.com/reinhq/rein/mcp"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/model/anthropic"
@@ -112,6 +113,9 @@ type prepared struct {
 	asker approve.Asker
 	// telemetry is where the session's traces go (empty: nowhere).
 	telemetry telemetry.Config
+	// styles, when set, colour the trace's approvals and refusals (rein
+	// chat on a terminal).
+	styles *tui.Styles
 }
 
 func (c *runCmd) Run(ctx context.Context, e env) error {
@@ -512,6 +516,9 @@ func runSession(ctx context.Context, e env, opts guarded.Options, j job, asJSON,
 	}
 	w := e.stdout
 	t := &tracer{w: w, auditDir: opts.AuditDir}
+	if p != nil {
+		t.styles = p.styles
+	}
 	switch {
 	case !asJSON:
 		opts.Observe = t.observe

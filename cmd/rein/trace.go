@@ -15,6 +15,7 @@ import (
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/internal/termsafe"
+	"github.com/reinhq/rein/internal/tui"
 )
 
 // tracer prints a session as a readable trace, one audit record at a time:
@@ -23,6 +24,18 @@ import (
 type tracer struct {
 	w        io.Writer
 	auditDir string
+	styles   *tui.Styles // colours for approvals and refusals; nil: none
+}
+
+// mark colours line as allowed (good) or refused.
+func (t *tracer) mark(good bool, line string) string {
+	if t.styles == nil {
+		return line
+	}
+	if good {
+		return t.styles.Good.Render(line)
+	}
+	return t.styles.Bad.Render(line)
 }
 
 func (t *tracer) observe(r audit.Record) {
@@ -63,12 +76,12 @@ func (t *tracer) start(r audit.Record) {
 func (t *tracer) verdict(r audit.Record) {
 	switch {
 	case r.Gate == gate.NameBudget:
-		fmt.Fprintf(t.w, "        xx stopped by budget: %s\n", termsafe.Line(r.Reason))
+		fmt.Fprintf(t.w, "        %s\n", t.mark(false, "xx stopped by budget: "+termsafe.Line(r.Reason)))
 	case r.Decision.Is(gate.Deny):
 		fmt.Fprintf(t.w, "        -> %s\n", callText(r.Tool, r.Args))
-		fmt.Fprintf(t.w, "        xx refused by %s: %s\n", termsafe.Line(r.Gate), termsafe.Line(r.Reason))
+		fmt.Fprintf(t.w, "        %s\n", t.mark(false, "xx refused by "+termsafe.Line(r.Gate)+": "+termsafe.Line(r.Reason)))
 	case r.Gate == gate.NameApproval:
-		fmt.Fprintf(t.w, "        ok approved: %s\n", termsafe.Line(r.Reason))
+		fmt.Fprintf(t.w, "        %s\n", t.mark(true, "ok approved: "+termsafe.Line(r.Reason)))
 	}
 }
 

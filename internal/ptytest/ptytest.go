@@ -6,7 +6,11 @@
 // terminal: printable text (East Asian wide characters take two columns),
 // line feed, carriage return, backspace, tab, wrapping at the last column
 // and scrolling. Any other control character or escape sequence fails the
-// test: rein must never send one from untrusted text.
+// test: rein must never send one from untrusted text. A PTY with ANSI set
+// (rein chat's line editor and spinner draw with escape sequences) also
+// knows the few a line editor sends: cursor moves, erasing, SGR styles,
+// the private modes ?25 (cursor) and ?2004 (bracketed paste), and mouse
+// reports turned off; any other still fails.
 package ptytest
 
 import (
@@ -36,6 +40,8 @@ type PTY struct {
 	master *os.File
 	cols   int
 	rows   int
+	// ANSI makes WaitFor draw with RenderANSI.
+	ANSI bool
 
 	mu      sync.Mutex
 	changed chan struct{}
@@ -120,7 +126,11 @@ func (p *PTY) WaitFor(t testing.TB, want string, count int) *Screen {
 		raw, done, changed := p.raw.String(), p.done, p.changed
 		p.mu.Unlock()
 		if strings.Count(raw, want) >= count {
-			sc, err := Render(raw, p.cols, p.rows)
+			render := Render
+			if p.ANSI {
+				render = RenderANSI
+			}
+			sc, err := render(raw, p.cols, p.rows)
 			if err != nil {
 				t.Fatalf("the terminal was sent: %v\n%q", err, raw)
 			}
@@ -146,6 +156,16 @@ type Screen struct {
 
 // Render draws output on a cols×rows screen.
 func Render(output string, cols, rows int) (*Screen, error) {
+	return render(output, cols, rows, false)
+}
+
+// RenderANSI is Render that also knows the escape sequences of a line
+// editor (see the package comment).
+func RenderANSI(output string, cols, rows int) (*Screen, error) {
+	return render(output, cols, rows, true)
+}
+
+func render(output string, cols, rows int, ansi bool) (*Screen, error) {
 	s := &Screen{Cols: cols, Rows: rows, cells: make([][]rune, rows)}
 	for i := range s.cells {
 		s.cells[i] = blank(cols)
@@ -171,6 +191,13 @@ func Render(output string, cols, rows int) (*Screen, error) {
 		case r == '\t':
 			s.col = min((s.col/8+1)*8, cols-1)
 		case r == '\a':
+		case r == 0x1b && ansi:
+			n, err := s.escape(output[i:])
+			if err != nil {
+				return nil, fmt.Errorf("%w at byte %d", err, i-1)
+			}
+			i += n
+			wrapNext = false
 		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
 			return nil, fmt.Errorf("control character %U at byte %d", r, i-n)
 		default:
@@ -194,6 +221,86 @@ func Render(output string, cols, rows int) (*Screen, error) {
 		}
 	}
 	return s, nil
+}
+
+// escape applies the CSI sequence after an ESC at the start of seq and
+// returns its length.
+func (s *Screen) escape(seq string) (int, error) {
+	if !strings.HasPrefix(seq, "[") {
+		return 0, fmt.Errorf("escape sequence %q", head(seq))
+	}
+	end := 1
+	for end < len(seq) && seq[end] >= 0x20 && seq[end] <= 0x3f {
+		end++
+	}
+	if end >= len(seq) || seq[end] < 0x40 || seq[end] > 0x7e {
+		return 0, fmt.Errorf("unfinished escape sequence %q", head(seq))
+	}
+	params, final := seq[1:end], seq[end]
+	private := strings.HasPrefix(params, "?")
+	n := 1
+	var args []int
+	for _, f := range strings.Split(strings.TrimPrefix(params, "?"), ";") {
+		v := 0
+		if _, err := fmt.Sscanf(f, "%d", &v); err != nil && f != "" {
+			return 0, fmt.Errorf("escape sequence %q", head(seq))
+		}
+		args = append(args, v)
+	}
+	if len(args) > 0 && args[0] > 0 {
+		n = args[0]
+	}
+	switch {
+	case private && (final == 'h' || final == 'l') && (params == "?25" || params == "?2004"):
+	case private && final == 'l' && (params == "?1002" || params == "?1003" || params == "?1006"): // mouse reports off
+	case private:
+		return 0, fmt.Errorf("escape sequence %q", head(seq))
+	case final == 'm': // styles: not drawn
+	case final == 'A':
+		s.row = max(s.row-n, 0)
+	case final == 'B':
+		s.row = min(s.row+n, s.Rows-1)
+	case final == 'C':
+		s.col = min(s.col+n, s.Cols-1)
+	case final == 'D':
+		s.col = max(s.col-n, 0)
+	case final == 'G':
+		s.col = min(n-1, s.Cols-1)
+	case final == 'K':
+		from, to := s.col, s.Cols
+		switch args[0] {
+		case 1:
+			from, to = 0, s.col+1
+		case 2:
+			from = 0
+		}
+		for c := from; c < to && c < s.Cols; c++ {
+			s.cells[s.row][c] = ' '
+		}
+	case final == 'J':
+		if args[0] == 2 {
+			for r := range s.cells {
+				s.cells[r] = blank(s.Cols)
+			}
+			break
+		}
+		for c := s.col; c < s.Cols; c++ {
+			s.cells[s.row][c] = ' '
+		}
+		for r := s.row + 1; r < s.Rows; r++ {
+			s.cells[r] = blank(s.Cols)
+		}
+	default:
+		return 0, fmt.Errorf("escape sequence %q", head(seq))
+	}
+	return end + 1, nil
+}
+
+func head(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
 }
 
 func blank(n int) []rune {
