@@ -125,10 +125,14 @@ var (
 	bTenants  = []byte("tenants")  // "2006-01-02/tenant" → Totals
 	bSessions = []byte("sessions") // session id → SessionTotals
 	bReserved = []byte("reserved") // ticket → reservation
+	// bCharged holds reservations charged as they stood before their call
+	// was settled (the session's next reservation came first, or the
+	// process died): a late settle adds what the call used beyond them.
+	bCharged = []byte("charged") // ticket → reservation
 )
 
 // ErrUnknownTicket is a settle of a reservation the ledger does not hold:
-// never made, or settled already.
+// never made, settled already, or older than yesterday.
 var ErrUnknownTicket = errors.New("ledger: no such reservation (never made, or settled already)")
 
 // ErrLocked is a ledger file another process holds (a running rein serve).
@@ -173,7 +177,7 @@ func Open(path string, o Options) (*Ledger, error) {
 
 // init makes the buckets and charges the reservations of earlier days.
 func (l *Ledger) init(tx *bolt.Tx) error {
-	for _, b := range [][]byte{bDays, bTenants, bSessions, bReserved} {
+	for _, b := range [][]byte{bDays, bTenants, bSessions, bReserved, bCharged} {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
@@ -193,16 +197,43 @@ func (l *Ledger) init(tx *bolt.Tx) error {
 		return err
 	}
 	for i, k := range stale {
-		if err := tx.Bucket(bReserved).Delete(k); err != nil {
+		if err := chargeAsItStands(tx, k, rs[i]); err != nil {
 			return err
 		}
-		if rs[i].Session != "" {
-			if err := charge(tx, rs[i], rs[i].Tokens, rs[i].CostUSD); err != nil {
-				return err
-			}
+	}
+	// Late settles are taken for a day after a reservation's own.
+	var old [][]byte
+	err = tx.Bucket(bCharged).ForEach(func(k, v []byte) error {
+		var r reservation
+		if json.Unmarshal(v, &r) != nil || r.Day < day(l.now().AddDate(0, 0, -1)) {
+			old = append(old, slices.Clone(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range old {
+		if err := tx.Bucket(bCharged).Delete(k); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// chargeAsItStands charges reservation r (ticket k) as it was reserved,
+// and keeps it for a late settle.
+func chargeAsItStands(tx *bolt.Tx, k []byte, r reservation) error {
+	if err := tx.Bucket(bReserved).Delete(k); err != nil {
+		return err
+	}
+	if r.Session == "" {
+		return nil
+	}
+	if err := charge(tx, r, r.Tokens, r.CostUSD, true); err != nil {
+		return err
+	}
+	return put(tx.Bucket(bCharged), string(k), r)
 }
 
 // Close closes the file.
@@ -255,7 +286,8 @@ func resets(t time.Time) time.Time {
 // least one token and at least the largest cost a
 // call of the session has settled at. A session holds one reservation at a
 // time, as its loop makes one call at a time: a second one charges the
-// first as it stands. The returned ticket settles it.
+// first as it stands (its late settle adds what it used beyond). The
+// returned ticket settles it.
 func (l *Ledger) Reserve(ctx context.Context, r Request) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -313,11 +345,8 @@ func (l *Ledger) Reserve(ctx context.Context, r Request) (string, error) {
 		if ex := over(caps, dayUsed, tenantUsed, res.Tenant, now); ex != nil {
 			return ex
 		}
-		for i, k := range held { // a call of this session that was never settled: it counts as it stands
-			if err := tx.Bucket(bReserved).Delete(k); err != nil {
-				return err
-			}
-			if err := charge(tx, heldRes[i], heldRes[i].Tokens, heldRes[i].CostUSD); err != nil {
+		for i, k := range held { // a call of this session not settled yet: it counts as it stands
+			if err := chargeAsItStands(tx, k, heldRes[i]); err != nil {
 				return err
 			}
 		}
@@ -366,18 +395,25 @@ func (l *Ledger) Settle(ctx context.Context, ticket string, tokens int64, costUS
 		return errors.New("ledger: a call's tokens and cost must not be negative")
 	}
 	err := l.db.Update(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bReserved).Get([]byte(ticket))
+		b, late := tx.Bucket(bReserved), false
+		v := b.Get([]byte(ticket))
 		if v == nil {
-			return ErrUnknownTicket
+			b, late = tx.Bucket(bCharged), true
+			if v = b.Get([]byte(ticket)); v == nil {
+				return ErrUnknownTicket
+			}
 		}
 		var r reservation
 		if err := json.Unmarshal(v, &r); err != nil {
 			return fmt.Errorf("reservation %s: %w", ticket, err)
 		}
-		if err := tx.Bucket(bReserved).Delete([]byte(ticket)); err != nil {
+		if err := b.Delete([]byte(ticket)); err != nil {
 			return err
 		}
-		return charge(tx, r, tokens, costUSD)
+		if late { // charged as it stood: add what the call used beyond that
+			return charge(tx, r, max(tokens-r.Tokens, 0), max(costUSD-r.CostUSD, 0), false)
+		}
+		return charge(tx, r, tokens, costUSD, true)
 	})
 	if err != nil && !errors.Is(err, ErrUnknownTicket) {
 		return fmt.Errorf("ledger: settle: %w", err)
@@ -385,13 +421,22 @@ func (l *Ledger) Settle(ctx context.Context, ticket string, tokens int64, costUS
 	return err
 }
 
-// charge adds one call's use to its day, its tenant's day and its session.
-func charge(tx *bolt.Tx, r reservation, tokens int64, cost float64) error {
+// charge adds one call's use to its day, its tenant's day and its
+// session; call says whether to count it as a call (not for a late
+// settle's difference).
+func charge(tx *bolt.Tx, r reservation, tokens int64, cost float64, call bool) error {
+	add := func(t Totals) Totals {
+		t = t.add(tokens, cost)
+		if !call {
+			t.Calls--
+		}
+		return t
+	}
 	for _, kv := range []struct {
 		b   []byte
 		key string
 	}{{bDays, r.Day}, {bTenants, r.Day + "/" + r.Tenant}} {
-		t := get(tx.Bucket(kv.b), kv.key).add(tokens, cost)
+		t := add(get(tx.Bucket(kv.b), kv.key))
 		if err := put(tx.Bucket(kv.b), kv.key, t); err != nil {
 			return err
 		}
@@ -405,8 +450,10 @@ func charge(tx *bolt.Tx, r reservation, tokens int64, cost float64) error {
 		st.Session, st.Tenant, st.First = r.Session, r.Tenant, r.Day
 	}
 	st.Last = r.Day
-	st.Totals = st.Totals.add(tokens, cost)
-	st.MaxCallUSD = max(st.MaxCallUSD, cost)
+	st.Totals = add(st.Totals)
+	if call {
+		st.MaxCallUSD = max(st.MaxCallUSD, cost)
+	}
 	return put(b, r.Session, st)
 }
 

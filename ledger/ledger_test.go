@@ -338,3 +338,46 @@ func TestNarrow(t *testing.T) {
 		t.Errorf("a request's looser cap lifted the ledger's: %v", err)
 	}
 }
+
+// One session racing its own calls: each new reservation charges the one
+// before it as it stands, and that call's late settle still adds what it
+// used beyond its reservation, so understating the estimate hides nothing.
+func TestSameSessionRaceAndLateSettle(t *testing.T) {
+	t.Parallel()
+	l := open(t, filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{Caps: ledger.Caps{DayTokens: 1000}})
+	defer l.Close()
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			ticket, err := l.Reserve(context.Background(), ledger.Request{Charge: budget.Charge{Session: "greedy", Tokens: 100}})
+			if err != nil {
+				return
+			}
+			admitted.Add(1)
+			if err := l.Settle(context.Background(), ticket, 150, 0); err != nil {
+				t.Errorf("settle: %v", err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	rep, err := l.Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := admitted.Load()
+	if n > 10 || n == 0 {
+		t.Errorf("%d calls admitted", n)
+	}
+	if len(rep.Days) != 1 || rep.Days[0].Tokens != 150*n || rep.Days[0].Calls != n || len(rep.InFlight) != 0 {
+		t.Errorf("%d calls of 150 tokens admitted; report %+v", n, rep)
+	}
+	if _, err := l.Reserve(t.Context(), ledger.Request{Charge: budget.Charge{Session: "other"}}); !errors.Is(err, budget.ErrExceeded) {
+		t.Errorf("after the race: %v", err)
+	}
+}

@@ -8,8 +8,13 @@
 // from it). The API is under /v1/ and described by /v1/openapi.json; a
 // test holds the description and the handlers to each other.
 //
-// It does not decide anything about calls: the gates do. It does not keep
-// budgets across sessions, nor export traces (not yet).
+// It keeps the budget across sessions in a ledger (package ledger): every
+// model call of a hosted session, and of a run that points at the server
+// (RemoteLedger), is reserved there first, against caps per UTC day and
+// per tenant.
+//
+// It does not decide anything about calls: the gates do. It does not
+// export traces (not yet).
 package serve
 
 import (
@@ -27,6 +32,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/ledger"
 	"github.com/reinhq/rein/model/jsonx"
 )
 
@@ -41,6 +47,9 @@ type Options struct {
 	Queue *Queue
 	// Token is the bearer token every request must carry. Required.
 	Token string
+	// Ledger, when set, is the budget ledger the API serves to runs that
+	// point at this server (/v1/ledger); the host's sessions use it too.
+	Ledger *ledger.Ledger
 	// Secure marks the page's cookie Secure (the server speaks TLS).
 	Secure bool
 	// Log receives operational messages; nil discards them.
@@ -77,6 +86,9 @@ var routes = []route{
 	{"POST", "/v1/approvals", false, (*Server).askApproval},
 	{"GET", "/v1/approvals/{id}", false, (*Server).getApproval},
 	{"POST", "/v1/approvals/{id}", false, (*Server).answerApproval},
+	{"GET", "/v1/ledger", false, (*Server).ledgerReport},
+	{"POST", "/v1/ledger/reserve", false, (*Server).ledgerReserve},
+	{"POST", "/v1/ledger/settle", false, (*Server).ledgerSettle},
 }
 
 // New returns a server for o.
