@@ -45,7 +45,7 @@ type fixture struct {
 	// sessionCaps are what the builder says of every session's own caps
 	// (a project's [budget], which may only narrow).
 	sessionCaps *ledger.Caps
-	stop   func()
+	stop        func()
 }
 
 func newFixture(t *testing.T, timeout time.Duration) *fixture {
