@@ -129,6 +129,8 @@ var (
 	// was settled (the session's next reservation came first, or the
 	// process died): a late settle adds what the call used beyond them.
 	bCharged = []byte("charged") // ticket → reservation
+	// bMeta holds the caps of the last writer, for a reader's report.
+	bMeta = []byte("meta") // "caps" → Caps
 )
 
 // ErrUnknownTicket is a settle of a reservation the ledger does not hold:
@@ -177,10 +179,13 @@ func Open(path string, o Options) (*Ledger, error) {
 
 // init makes the buckets and charges the reservations of earlier days.
 func (l *Ledger) init(tx *bolt.Tx) error {
-	for _, b := range [][]byte{bDays, bTenants, bSessions, bReserved, bCharged} {
+	for _, b := range [][]byte{bDays, bTenants, bSessions, bReserved, bCharged, bMeta} {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
+	}
+	if err := put(tx.Bucket(bMeta), "caps", l.o.Caps); err != nil {
+		return err
 	}
 	today := day(l.now())
 	var stale [][]byte
@@ -500,7 +505,8 @@ type TenantTotals struct {
 }
 
 // Report is the whole ledger: days, tenants' days and sessions, oldest
-// first, the calls in flight, and the caps in force.
+// first, the calls in flight, and the caps in force (for a ledger opened
+// ReadOnly, those its last writer had).
 type Report struct {
 	Days     []DayTotals     `json:"days"`
 	Tenants  []TenantTotals  `json:"tenants"`
@@ -526,6 +532,13 @@ func (l *Ledger) Report() (Report, error) {
 	err := l.db.View(func(tx *bolt.Tx) error {
 		if tx.Bucket(bDays) == nil { // a file no writer has opened yet
 			return nil
+		}
+		if l.o.ReadOnly { // the caps the server that wrote it last had
+			if b := tx.Bucket(bMeta); b != nil {
+				if v := b.Get([]byte("caps")); v != nil {
+					_ = json.Unmarshal(v, &rep.Caps)
+				}
+			}
 		}
 		if err := tx.Bucket(bDays).ForEach(func(k, v []byte) error {
 			d := DayTotals{Day: string(k)}
