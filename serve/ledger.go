@@ -78,7 +78,7 @@ func (s *Server) ledgerReserve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var q ReserveRequest
-	if !decode(w, r, &q) {
+	if !decode(w, r, &q) || !bindTenant(w, r, &q.Tenant) {
 		return
 	}
 	if q.Tenant == "" {

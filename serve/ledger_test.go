@@ -226,3 +226,49 @@ func TestRemoteLedgerUnreachable(t *testing.T) {
 		t.Error("an unreachable server passed for a cap")
 	}
 }
+
+// A token bound to a tenant spends that tenant's budget whatever the
+// request names, and may do nothing but create sessions, ask approvals
+// and reserve and settle calls.
+func TestTenantToken(t *testing.T) {
+	const acmeToken = "acme-token-0123456789abcdef"
+	f := &fixture{t: t, state: t.TempDir(), caps: &ledger.Caps{TenantTokens: 100}, tenants: map[string]string{acmeToken: "acme"}}
+	f.start(time.Minute)
+	body := func(tenant string) string {
+		b, _ := json.Marshal(map[string]any{"task": "t", "model": spend, "workdir": t.TempDir(), "tenant": tenant})
+		return string(b)
+	}
+	code, out := f.doTok("POST", "/v1/sessions", body(""), acmeToken)
+	if code != http.StatusCreated {
+		t.Fatalf("create with acme's token: %d %s", code, out)
+	}
+	var c struct{ ID, Tenant string }
+	_ = json.Unmarshal([]byte(out), &c)
+	if i := f.ended(c.ID); c.Tenant != "acme" || i.Stop.Reason != stop.Done {
+		t.Fatalf("acme's session: tenant %q, %+v", c.Tenant, i.Stop)
+	}
+	// Naming another tenant to escape acme's spent cap is refused.
+	if code, out := f.doTok("POST", "/v1/sessions", body("globex"), acmeToken); code != http.StatusForbidden || !strings.Contains(out, `field \"tenant\"`) {
+		t.Errorf("acme's token naming globex: %d %s", code, out)
+	}
+	if code, out := f.doTok("POST", "/v1/ledger/reserve", `{"session":"x","tenant":"globex","tokens":1,"cost_usd":0}`, acmeToken); code != http.StatusForbidden {
+		t.Errorf("acme's token reserving as globex: %d %s", code, out)
+	}
+	_, err := (&RemoteLedger{URL: f.srv.URL, Token: acmeToken}).Reserve(t.Context(), budget.Charge{Session: "cli", Tokens: 1})
+	var ex *budget.ExceededError
+	if !errors.As(err, &ex) || ex.Scope != "tenant acme" {
+		t.Errorf("acme's token, tenant unnamed, over acme's cap: %v", err)
+	}
+	// The server's own token still names any tenant.
+	if i := f.ended(f.createAs(spend, "globex")); i.Stop.Reason != stop.Done {
+		t.Errorf("globex under the server's token: %+v", i.Stop)
+	}
+	for _, rt := range []struct{ method, path string }{{"GET", "/v1/sessions"}, {"POST", "/v1/abort"}, {"GET", "/v1/approvals"}, {"GET", "/v1/ledger"}, {"POST", "/v1/sessions/" + c.ID + "/abort"}} {
+		if code, out := f.doTok(rt.method, rt.path, "{}", acmeToken); code != http.StatusForbidden {
+			t.Errorf("%s %s with acme's token: %d %s", rt.method, rt.path, code, out)
+		}
+	}
+	if _, err := New(Options{Host: f.host, Queue: f.queue, Token: testToken, Tenants: map[string]string{testToken: "acme"}}); err == nil {
+		t.Error("a tenant token equal to the server's")
+	}
+}

@@ -45,7 +45,9 @@ type fixture struct {
 	// sessionCaps are what the builder says of every session's own caps
 	// (a project's [budget], which may only narrow).
 	sessionCaps *ledger.Caps
-	stop        func()
+	// tenants are tokens bound to tenants (Options.Tenants).
+	tenants map[string]string
+	stop    func()
 }
 
 func newFixture(t *testing.T, timeout time.Duration) *fixture {
@@ -71,7 +73,7 @@ func (f *fixture) start(timeout time.Duration) {
 		t.Fatal(err)
 	}
 	f.host = host
-	s, err := New(Options{Host: host, Queue: f.queue, Token: testToken, Ledger: lg})
+	s, err := New(Options{Host: host, Queue: f.queue, Token: testToken, Ledger: lg, Tenants: f.tenants})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ import (
 type serveCmd struct {
 	Listen          string        `default:"127.0.0.1:7878" placeholder:"ADDR|unix:PATH" help:"Where to listen: a loopback address (the default), a unix socket (unix:PATH), or any other address only with --tls-cert and --tls-key."`
 	TokenFile       string        `name:"token-file" placeholder:"FILE" help:"File whose first line is the bearer token every request must carry (at least 16 characters). Default: a new random token written to STATE/serve/token (mode 0600)."`
+	TenantTokens    []string      `name:"tenant-token" placeholder:"NAME=FILE" help:"A token bound to tenant NAME, read from FILE's first line (repeatable): a request that carries it may only create sessions, ask approvals and reserve model calls, all spending NAME's budget ([budget] tenant caps)."`
 	TLSCert         string        `name:"tls-cert" placeholder:"FILE" help:"TLS certificate (PEM): serve HTTPS."`
 	TLSKey          string        `name:"tls-key" placeholder:"FILE" help:"TLS private key (PEM) for --tls-cert."`
 	StateDir        string        `name:"state-dir" placeholder:"DIR" help:"Where the server keeps its index of sessions and its budget ledger, ledger.db (default $XDG_STATE_HOME/rein/serve)."`
@@ -57,6 +58,10 @@ func (c *serveCmd) Run(ctx context.Context, e env) error {
 		return fmt.Errorf("state dir: %w", err)
 	}
 	token, err := c.token(e, stateDir)
+	if err != nil {
+		return err
+	}
+	tenants, err := c.tenants()
 	if err != nil {
 		return err
 	}
@@ -90,7 +95,7 @@ func (c *serveCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	srv, err := serve.New(serve.Options{Host: host, Queue: q, Token: token, Secure: tls, Log: log, Ledger: lg})
+	srv, err := serve.New(serve.Options{Host: host, Queue: q, Token: token, Secure: tls, Log: log, Ledger: lg, Tenants: tenants})
 	if err != nil {
 		return err
 	}
@@ -121,6 +126,29 @@ func (c *serveCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	return nil
+}
+
+// tenants reads --tenant-token NAME=FILE: token → tenant.
+func (c *serveCmd) tenants() (map[string]string, error) {
+	out := map[string]string{}
+	for _, v := range c.TenantTokens {
+		name, file, ok := strings.Cut(v, "=")
+		if !ok || file == "" {
+			return nil, usagef("--tenant-token %q: want NAME=FILE", v)
+		}
+		if err := ledger.CheckTenant(name); err != nil {
+			return nil, usagef("--tenant-token: %v", err)
+		}
+		tok, err := serve.ReadToken(file)
+		if err != nil {
+			return nil, usagef("--tenant-token %s: %v", name, err)
+		}
+		if _, dup := out[tok]; dup {
+			return nil, usagef("--tenant-token %s: the same token is bound to another tenant", name)
+		}
+		out[tok] = name
+	}
+	return out, nil
 }
 
 // openLedger opens the server's budget ledger, STATE/ledger.db, with the
