@@ -105,6 +105,22 @@ type Config struct {
 	// before it runs, for rollback. A call whose files cannot be saved does
 	// not run.
 	Snapshots Snapshotter
+	// Ledger, when set, is a budget shared with other runs (rein serve's
+	// ledger): each model call is reserved there before it is made and
+	// settled after. A refusal stops the run with StopBudget, a ledger
+	// that cannot be asked with StopError: no call is made unrecorded.
+	// Nil: the run's own Limits only, at no cost.
+	Ledger Ledger
+}
+
+// Ledger is a budget that outlives the run, across sessions (package
+// ledger; serve.RemoteLedger for a run that points at rein serve).
+// Reserve admits a model call expected to use c (its input as counted, and
+// what that costs), or refuses it with a *budget.ExceededError naming the
+// cap; Settle records what the call used in place of the reservation.
+type Ledger interface {
+	Reserve(ctx context.Context, c budget.Charge) (ticket string, err error)
+	Settle(ctx context.Context, ticket string, c budget.Charge) error
 }
 
 // Intake wraps what enters the model's context (intake.Wrapper).

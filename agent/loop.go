@@ -149,13 +149,21 @@ func (r *run) step() *errStop {
 		r.msgs = msgs
 	}
 	req := r.view.request(r.msgs)
+	ticket, est, s := r.reserve(step, req)
+	if s != nil {
+		return s
+	}
 	began := time.Now()
 	r.inflight = &audit.Record{Step: step, Tool: "(model call)"}
 	resp, err := r.generate(req)
 	took := time.Since(began)
 	if err != nil {
 		if s := r.ctxStop(); s != nil {
-			return s // an abort while the model was asked: it is in flight
+			_ = r.settle(ticket, est) // cut short: it may have been billed as far as it went
+			return s                  // an abort while the model was asked: it is in flight
+		}
+		if s := r.settle(ticket, budget.Charge{}); s != nil {
+			return s
 		}
 		// If this record cannot be written, neither can the stop; the model's
 		// error is the one to report.
@@ -166,6 +174,9 @@ func (r *run) step() *errStop {
 	var cost float64
 	if r.l.cfg.Price != nil {
 		cost = r.l.cfg.Price(resp.Usage)
+	}
+	if s := r.settle(ticket, budget.Charge{Tokens: resp.Usage.Total(), CostUSD: cost}); s != nil {
+		return s
 	}
 	overErr := r.meter.Charge(resp.Usage, cost)
 	calls := resp.Calls()
@@ -207,6 +218,52 @@ func (r *run) step() *errStop {
 		results = append(results, model.ResultBlock(res))
 	}
 	r.msgs = append(r.msgs, model.Message{Role: model.RoleUser, Blocks: results})
+	return nil
+}
+
+// reserve asks the shared ledger, when there is one, to admit the model
+// call of req: it is expected to use its input as counted. A cap reached
+// stops the run with StopBudget, recorded as the budget gate's refusal; a
+// ledger that cannot be asked stops it with StopError.
+func (r *run) reserve(step int, req *model.Request) (string, budget.Charge, *errStop) {
+	lg := r.l.cfg.Ledger
+	if lg == nil {
+		return "", budget.Charge{}, nil
+	}
+	est := budget.Charge{Session: r.l.cfg.Session, Step: step, Tokens: r.view.est.Estimate(req)}
+	if r.l.cfg.Price != nil {
+		est.CostUSD = r.l.cfg.Price(model.Usage{Input: est.Tokens})
+	}
+	ticket, err := lg.Reserve(r.ctx, est)
+	if err == nil {
+		return ticket, est, nil
+	}
+	if s := r.ctxStop(); s != nil {
+		return "", est, s
+	}
+	var ex *budget.ExceededError
+	if !errors.As(err, &ex) {
+		return "", est, &errStop{StopError, fmt.Errorf("the budget ledger could not be asked, so no model call is made (fail closed): %w", err)}
+	}
+	if s := r.record(audit.Record{Type: audit.Verdict, Step: step, Decision: audit.DecisionOf(gate.Deny), Gate: gate.NameBudget, Reason: err.Error()}); s != nil {
+		return "", est, s
+	}
+	return "", est, &errStop{StopBudget, err}
+}
+
+// settle tells the shared ledger what the call of ticket used. A ledger
+// that cannot take it stops the run: the next call could not be judged.
+func (r *run) settle(ticket string, used budget.Charge) *errStop {
+	if r.l.cfg.Ledger == nil {
+		return nil
+	}
+	used.Session = r.l.cfg.Session
+	// The call was made: its use is told even when the run is being aborted.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 30*time.Second)
+	defer cancel()
+	if err := r.l.cfg.Ledger.Settle(ctx, ticket, used); err != nil {
+		return &errStop{StopError, fmt.Errorf("the budget ledger did not take a model call's use, so no further call is made (fail closed): %w", err)}
+	}
 	return nil
 }
 

@@ -95,6 +95,7 @@ type fixture struct {
 	log      *memLog
 	snaps    agent.Snapshotter
 	session  string
+	ledger   agent.Ledger
 }
 
 func (f fixture) loop(t *testing.T) *agent.Loop {
@@ -119,6 +120,7 @@ func (f fixture) loop(t *testing.T) *agent.Loop {
 		Audit:     log,
 		Snapshots: f.snaps,
 		Session:   f.session,
+		Ledger:    f.ledger,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -118,9 +118,20 @@ type ExceededError struct {
 	Limit Limit
 	Used  string
 	Max   string
+	// Scope is set for a cap shared beyond the run (a ledger's): "day"
+	// for every session's together, or "tenant NAME"; empty for the
+	// run's own caps.
+	Scope string
+	// Resets is when a shared cap's period ends and it allows calls
+	// again (the next midnight UTC); zero for the run's own caps.
+	Resets time.Time
 }
 
 func (e *ExceededError) Error() string {
+	if e.Scope != "" {
+		return fmt.Sprintf("%s %s cap reached: %s used of %s today (UTC); no model call is made until it resets at %s",
+			e.Scope, e.Limit, e.Used, e.Max, e.Resets.UTC().Format(time.RFC3339))
+	}
 	switch e.Limit {
 	case Steps:
 		return fmt.Sprintf("step cap reached: %s of %s model calls made", e.Used, e.Max)
@@ -134,6 +145,16 @@ func (e *ExceededError) Error() string {
 
 // Is makes errors.Is(err, ErrExceeded) true.
 func (e *ExceededError) Is(target error) bool { return target == ErrExceeded }
+
+// Charge is a model call as a budget shared beyond the run sees it (a
+// ledger's, agent.Ledger): before the call, what it is expected to use
+// (its input as counted); after, what it used.
+type Charge struct {
+	Session string  `json:"session"`
+	Step    int     `json:"step,omitempty"`
+	Tokens  int64   `json:"tokens"`
+	CostUSD float64 `json:"cost_usd"`
+}
 
 // Meter counts usage against Limits.
 type Meter struct {

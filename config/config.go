@@ -24,6 +24,7 @@ import (
 	"github.com/reinhq/rein/egress"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/gate/permission"
+	"github.com/reinhq/rein/ledger"
 	"github.com/reinhq/rein/netguard"
 	"github.com/reinhq/rein/price"
 	"github.com/reinhq/rein/protect"
@@ -51,6 +52,10 @@ type Config struct {
 	// project's may not (it would choose where the record of what the
 	// agent did is sent).
 	Telemetry Telemetry `toml:"telemetry" json:"telemetry"`
+	// Budget caps every session's use together, per UTC day and per
+	// tenant, in rein serve's ledger (package ledger); a project's config
+	// may only lower a cap, and may not name the tenant.
+	Budget Budget `toml:"budget" json:"budget"`
 	// Prices are the models' prices, keyed "provider:model" (price.Defaults,
 	// overridden per model by the files); look one up with Prices.Lookup.
 	// Not recorded with the configuration: a session records the one price
@@ -75,6 +80,28 @@ type Telemetry struct {
 	// Content adds the redacted text the audit log holds (task, model
 	// text, arguments, results, answer) to the spans. Default false.
 	Content bool `toml:"content" json:"content,omitempty"`
+}
+
+// Budget is [budget]: the caps of rein serve's ledger, which counts every
+// model call of the sessions it hosts and of the runs that point at it
+// (rein run --approvals URL). A zero cap is none.
+type Budget struct {
+	// DayMaxCostUSD and DayMaxTokens cap every session's use together in
+	// one UTC day.
+	DayMaxCostUSD float64 `toml:"day_max_cost_usd" json:"day_max_cost_usd,omitempty"`
+	DayMaxTokens  int64   `toml:"day_max_tokens" json:"day_max_tokens,omitempty"`
+	// TenantMaxCostUSD and TenantMaxTokens cap each tenant's use in one
+	// UTC day.
+	TenantMaxCostUSD float64 `toml:"tenant_max_cost_usd" json:"tenant_max_cost_usd,omitempty"`
+	TenantMaxTokens  int64   `toml:"tenant_max_tokens" json:"tenant_max_tokens,omitempty"`
+	// Tenant is the tenant rein run names to the server's ledger (default
+	// "default"). Only the user's own config or flags may set it.
+	Tenant string `toml:"tenant" json:"tenant,omitempty"`
+}
+
+// Caps returns the caps as the ledger takes them.
+func (b Budget) Caps() ledger.Caps {
+	return ledger.Caps{DayTokens: b.DayMaxTokens, DayCostUSD: b.DayMaxCostUSD, TenantTokens: b.TenantMaxTokens, TenantCostUSD: b.TenantMaxCostUSD}
 }
 
 // Model chooses the model when neither --model nor REIN_MODEL does.
@@ -344,6 +371,14 @@ func (c Config) Validate() error {
 	if err := validMCP(c.MCP); err != nil {
 		return err
 	}
+	if err := c.Budget.Caps().Validate(); err != nil {
+		return fmt.Errorf("budget.%w", err)
+	}
+	if c.Budget.Tenant != "" {
+		if err := ledger.CheckTenant(c.Budget.Tenant); err != nil {
+			return fmt.Errorf("budget.tenant: %w", err)
+		}
+	}
 	return validPrices(c.Prices)
 }
 
@@ -497,7 +532,7 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 	switch {
 	case len(key) == 1:
 		switch k {
-		case "limits", "tools", "permissions", "network", "sandbox", "audit", "flow", "protect", "mcp", "model":
+		case "limits", "tools", "permissions", "network", "sandbox", "audit", "flow", "protect", "mcp", "model", "budget":
 			return nil // a table: its keys are judged one by one
 		case "prices":
 			return errors.New("prices change what the cost cap counts")
@@ -512,6 +547,16 @@ func narrowKey(key toml.Key, prev, next *Config, caps func(string) (int, bool)) 
 		return fmt.Errorf("%s chooses where the record of the agent's actions is sent", k)
 	case key[0] == "mcp":
 		return narrowMCP(key, prev, next)
+	case k == "budget.day_max_cost_usd":
+		return raise(k, prev.Budget.DayMaxCostUSD, next.Budget.DayMaxCostUSD)
+	case k == "budget.day_max_tokens":
+		return raise(k, float64(prev.Budget.DayMaxTokens), float64(next.Budget.DayMaxTokens))
+	case k == "budget.tenant_max_cost_usd":
+		return raise(k, prev.Budget.TenantMaxCostUSD, next.Budget.TenantMaxCostUSD)
+	case k == "budget.tenant_max_tokens":
+		return raise(k, float64(prev.Budget.TenantMaxTokens), float64(next.Budget.TenantMaxTokens))
+	case k == "budget.tenant":
+		return errors.New("budget.tenant chooses whose budget the agent spends")
 	case k == "limits.max_steps":
 		return raise(k, float64(prev.Limits.MaxSteps), float64(next.Limits.MaxSteps))
 	case k == "limits.max_tool_calls":

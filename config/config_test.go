@@ -279,6 +279,8 @@ func TestKeys(t *testing.T) {
 		"sandbox.network.allow", "sandbox.network.internal", "sandbox.network.max_connections", "sandbox.network.max_bytes",
 		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "mcp.servers", "model.default",
 		"approvals.url", "approvals.token_file", "telemetry.otlp_endpoint", "telemetry.content", "prices",
+		"approvals.url", "approvals.token_file",
+		"budget.day_max_cost_usd", "budget.day_max_tokens", "budget.tenant_max_cost_usd", "budget.tenant_max_tokens", "budget.tenant", "prices",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {
 		t.Errorf("Keys() = %q, want %q", got, want)
@@ -294,7 +296,7 @@ func TestKeys(t *testing.T) {
 		"sandbox.backend": `"landlock"`, "sandbox.image": `"img"`, "sandbox.runtime": `"podman"`,
 		"sandbox.memory": `"1GiB"`, "sandbox.stage_ask_above": "5", "sandbox.unstaged": "true", "flow.on_hit": `"deny"`, "protect.paths": `["deploy/"]`,
 		"mcp.servers": `{ srv = { command = "srv" } }`,
-		"prices":      "{}", "model.default": `"scripted:x.json"`,
+		"prices":      "{}", "model.default": `"scripted:x.json"`, "budget.tenant": `"acme"`, "budget.day_max_cost_usd": "2.5", "budget.tenant_max_cost_usd": "1.5",
 		"network.domains": `["docs.example.org"]`, "sandbox.network.allow": `["example.org", "*.example.net:443"]`,
 		"sandbox.network.internal": `["registry.corp:5000"]`, "sandbox.network.max_bytes": `"1GiB"`,
 		"approvals.url": `"http://127.0.0.1:7878"`, "approvals.token_file": `"/tmp/t"`,

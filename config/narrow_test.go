@@ -162,6 +162,8 @@ func TestEveryKeyHasANarrowingRule(t *testing.T) {
 		"sandbox.network.max_connections": "10", "sandbox.network.max_bytes": `"1GiB"`,
 		"approvals.url": `"http://127.0.0.1:7878"`, "approvals.token_file": `"/tmp/t"`,
 		"telemetry.otlp_endpoint": `"http://127.0.0.1:4318/v1/traces"`, "telemetry.content": "true",
+		"budget.day_max_cost_usd": "1", "budget.day_max_tokens": "1000", "budget.tenant_max_cost_usd": "1",
+		"budget.tenant_max_tokens": "1000", "budget.tenant": `"acme"`,
 	}
 	for _, k := range config.Keys() {
 		v, ok := values[k]
@@ -231,6 +233,51 @@ func TestProtectPathsAccumulate(t *testing.T) {
 	for _, bad := range []string{"/etc/passwd", "../x", "~/.bashrc", "", "["} {
 		if _, err := config.Load(file(t, "[protect]\npaths = [\""+bad+"\"]\n")); err == nil || !strings.Contains(err.Error(), "protect.paths") {
 			t.Errorf("protect.paths %q: %v, want an error", bad, err)
+		}
+	}
+}
+
+// A project's config may lower or add a cap of the shared budget, never
+// raise or lift one, nor choose the tenant whose budget is spent.
+func TestBudgetNarrows(t *testing.T) {
+	t.Parallel()
+	user := "[budget]\nday_max_cost_usd = 10\nday_max_tokens = 100000\ntenant_max_cost_usd = 2\ntenant_max_tokens = 5000\n"
+	for _, tc := range []struct {
+		project string
+		ok      bool
+	}{
+		{"[budget]\nday_max_cost_usd = 5\n", true},
+		{"[budget]\nday_max_tokens = 99999\ntenant_max_tokens = 10\n", true},
+		{"[budget]\ntenant_max_cost_usd = 1.5\n", true},
+		{"[budget]\nday_max_cost_usd = 10.01\n", false},
+		{"[budget]\nday_max_cost_usd = 0\n", false}, // 0 lifts the cap
+		{"[budget]\nday_max_tokens = 100001\n", false},
+		{"[budget]\ntenant_max_cost_usd = 3\n", false},
+		{"[budget]\ntenant_max_tokens = 0\n", false},
+		{"[budget]\ntenant = \"other\"\n", false},
+		{"budget = { day_max_cost_usd = 50 }\n", false},
+	} {
+		c, err := config.Load(file(t, user), project(t, tc.project))
+		if tc.ok != (err == nil) {
+			t.Errorf("project %q: %v, want ok %v", tc.project, err, tc.ok)
+			continue
+		}
+		if err != nil && !strings.Contains(err.Error(), "budget.") {
+			t.Errorf("project %q: the error %v does not name the key", tc.project, err)
+		}
+		if err == nil && (c.Budget.DayMaxCostUSD > 10 || c.Budget.TenantMaxCostUSD > 2) {
+			t.Errorf("project %q raised a cap: %+v", tc.project, c.Budget)
+		}
+	}
+	// Where the user set no cap, a project may set one.
+	c, err := config.Load(project(t, "[budget]\nday_max_cost_usd = 3\n"))
+	if err != nil || c.Budget.Caps().DayCostUSD != 3 {
+		t.Errorf("a project's cap where there was none: %+v, %v", c.Budget, err)
+	}
+	// Bad values name the key.
+	for _, bad := range []string{"day_max_cost_usd = -1", "tenant_max_tokens = -5", "tenant = \"a b\""} {
+		if _, err := config.Load(file(t, "[budget]\n"+bad+"\n")); err == nil || !strings.Contains(err.Error(), "budget.") {
+			t.Errorf("%s: %v", bad, err)
 		}
 	}
 }

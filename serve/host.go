@@ -66,6 +66,9 @@ type CreateRequest struct {
 	Limits *Limits `json:"limits,omitempty"`
 	// Workdir is the directory the session works in. Required.
 	Workdir string `json:"workdir"`
+	// Tenant names whose budget the session spends in the server's
+	// ledger ([budget] tenant caps); empty is "default".
+	Tenant string `json:"tenant,omitempty"`
 }
 
 // Limits are a session's caps, as rein run's flags give them.
@@ -83,6 +86,7 @@ type Info struct {
 	ID      string    `json:"id"`
 	Task    string    `json:"task"`
 	Model   string    `json:"model,omitempty"`
+	Tenant  string    `json:"tenant,omitempty"`
 	Workdir string    `json:"workdir,omitempty"`
 	State   string    `json:"state"`
 	Started time.Time `json:"started"`

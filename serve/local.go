@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/approve"
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/ledger"
 	"github.com/reinhq/rein/session/rollback"
 	"github.com/reinhq/rein/tool"
 )
@@ -46,6 +47,12 @@ type LocalOptions struct {
 	// Stopped, when set, is told of each session's end (webhooks). It must
 	// not block.
 	Stopped func(Info)
+	// Ledger, when set, is the budget every hosted session shares: each
+	// of its model calls is reserved there first (agent.Ledger), under the
+	// tenant its request names. A builder that returns options whose
+	// Ledger is a *ledger.Account passes the session's own caps, which
+	// narrow the ledger's.
+	Ledger *ledger.Ledger
 	// Log receives operational messages; nil discards them.
 	Log *slog.Logger
 }
@@ -74,6 +81,7 @@ type indexLine struct {
 	ID      string    `json:"id"`
 	Task    string    `json:"task"`
 	Model   string    `json:"model,omitempty"`
+	Tenant  string    `json:"tenant,omitempty"`
 	Workdir string    `json:"workdir"`
 	Audit   string    `json:"audit"`
 	Started time.Time `json:"started"`
@@ -127,7 +135,7 @@ func (l *Local) load(path string) error {
 		if _, dup := l.sessions[ix.ID]; dup {
 			continue
 		}
-		h := &hosted{info: Info{ID: ix.ID, Task: ix.Task, Model: ix.Model, Workdir: ix.Workdir, Started: ix.Started, Audit: ix.Audit}, fromDisk: true}
+		h := &hosted{info: Info{ID: ix.ID, Task: ix.Task, Model: ix.Model, Tenant: ix.Tenant, Workdir: ix.Workdir, Started: ix.Started, Audit: ix.Audit}, fromDisk: true}
 		h.readLog()
 		l.sessions[ix.ID] = h
 		l.order = append(l.order, ix.ID)
@@ -137,9 +145,23 @@ func (l *Local) load(path string) error {
 
 // Create builds and starts a session.
 func (l *Local) Create(ctx context.Context, req CreateRequest) (Info, error) {
+	tenant := req.Tenant
+	if tenant == "" {
+		tenant = ledger.DefaultTenant
+	}
+	if err := ledger.CheckTenant(tenant); err != nil {
+		return Info{}, &BadRequestError{Err: fmt.Errorf(`field "tenant": %w`, err)}
+	}
 	opts, err := l.o.Build(ctx, req)
 	if err != nil {
 		return Info{}, &BadRequestError{Err: err}
+	}
+	if l.o.Ledger != nil {
+		var caps ledger.Caps
+		if a, ok := opts.Ledger.(*ledger.Account); ok {
+			caps = a.Caps
+		}
+		opts.Ledger = &ledger.Account{Ledger: l.o.Ledger, Tenant: tenant, Caps: caps}
 	}
 	reg, err := guarded.Tools(opts)
 	if err != nil {
@@ -150,7 +172,7 @@ func (l *Local) Create(ctx context.Context, req CreateRequest) (Info, error) {
 	if h.limits == (guarded.Options{}).Limits {
 		h.limits = defaultLimits()
 	}
-	h.info = Info{Task: req.Task, Model: req.Model, Workdir: opts.WorkDir, State: StateRunning, Started: time.Now().UTC()}
+	h.info = Info{Task: req.Task, Model: req.Model, Tenant: tenant, Workdir: opts.WorkDir, State: StateRunning, Started: time.Now().UTC()}
 	appr := &sessionApprover{q: l.o.Queue, h: h}
 	opts.Approver, opts.Asker = appr, appr
 	opts.Observe = chain(h.observe, opts.Observe)
@@ -168,7 +190,7 @@ func (l *Local) Create(ctx context.Context, req CreateRequest) (Info, error) {
 	h.info.ID, h.info.Audit = id, audit.FileName(dir, id)
 	runCtx, abort := agent.WithAbort(l.ctx)
 	h.abort = abort
-	if err := l.record(indexLine{ID: id, Task: req.Task, Model: req.Model, Workdir: opts.WorkDir, Audit: h.info.Audit, Started: h.info.Started}); err != nil {
+	if err := l.record(indexLine{ID: id, Task: req.Task, Model: req.Model, Tenant: tenant, Workdir: opts.WorkDir, Audit: h.info.Audit, Started: h.info.Started}); err != nil {
 		return Info{}, err
 	}
 	l.mu.Lock()

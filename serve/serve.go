@@ -8,9 +8,13 @@
 // from it). The API is under /v1/ and described by /v1/openapi.json; a
 // test holds the description and the handlers to each other.
 //
-// It does not decide anything about calls: the gates do. It does not keep
-// budgets across sessions (not yet); traces are package telemetry's, which
-// the builder cmd/rein supplies chains into each session.
+// It keeps the budget across sessions in a ledger (package ledger): every
+// model call of a hosted session, and of a run that points at the server
+// (RemoteLedger), is reserved there first, against caps per UTC day and
+// per tenant. Traces are package telemetry's, which the builder cmd/rein
+// supplies chains into each session.
+//
+// It does not decide anything about calls: the gates do.
 package serve
 
 import (
@@ -28,6 +32,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/ledger"
 	"github.com/reinhq/rein/model/jsonx"
 )
 
@@ -42,6 +47,14 @@ type Options struct {
 	Queue *Queue
 	// Token is the bearer token every request must carry. Required.
 	Token string
+	// Tenants are more tokens, each bound to a tenant (token → tenant): a
+	// request that carries one may only create sessions, ask approvals
+	// and reserve and settle model calls, all as that tenant, whose
+	// budget it spends whatever the request names.
+	Tenants map[string]string
+	// Ledger, when set, is the budget ledger the API serves to runs that
+	// point at this server (/v1/ledger); the host's sessions use it too.
+	Ledger *ledger.Ledger
 	// Secure marks the page's cookie Secure (the server speaks TLS).
 	Secure bool
 	// Log receives operational messages; nil discards them.
@@ -78,6 +91,9 @@ var routes = []route{
 	{"POST", "/v1/approvals", false, (*Server).askApproval},
 	{"GET", "/v1/approvals/{id}", false, (*Server).getApproval},
 	{"POST", "/v1/approvals/{id}", false, (*Server).answerApproval},
+	{"GET", "/v1/ledger", false, (*Server).ledgerReport},
+	{"POST", "/v1/ledger/reserve", false, (*Server).ledgerReserve},
+	{"POST", "/v1/ledger/settle", false, (*Server).ledgerSettle},
 }
 
 // New returns a server for o.
@@ -87,6 +103,14 @@ func New(o Options) (*Server, error) {
 	}
 	if len(o.Token) < 16 {
 		return nil, errors.New("serve: the token must be at least 16 characters")
+	}
+	for tok, tenant := range o.Tenants {
+		if len(tok) < 16 || tok == o.Token {
+			return nil, fmt.Errorf("serve: tenant %q's token must be at least 16 characters and not the server's own", tenant)
+		}
+		if err := ledger.CheckTenant(tenant); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -109,6 +133,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // guard checks the token, then calls the route's handler.
 func (s *Server) guard(rt route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if tenant, ok := s.tenantToken(r); ok && !rt.page {
+			if !tenantRoutes[rt.method+" "+rt.path] {
+				writeError(w, http.StatusForbidden, fmt.Sprintf("this token is tenant %s's: it may only create sessions, ask approvals and reserve and settle model calls", tenant))
+				return
+			}
+			rt.h(s, w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
+			return
+		}
 		if !s.authorized(r, rt.page) {
 			if rt.page && r.Method == http.MethodGet {
 				s.loginPage(w, r)
@@ -137,6 +169,51 @@ func (s *Server) authorized(r *http.Request, page bool) bool {
 		}
 	}
 	return false
+}
+
+// tenantRoutes are what a tenant's token may do.
+var tenantRoutes = map[string]bool{
+	"POST /v1/sessions": true, "POST /v1/approvals": true, "POST /v1/ledger/reserve": true, "POST /v1/ledger/settle": true,
+}
+
+// tenantKey is the context key of the tenant a request's token is bound to.
+type tenantKey struct{}
+
+// boundTenant is the tenant r's token is bound to, if it is a tenant's.
+func boundTenant(r *http.Request) (string, bool) {
+	t, ok := r.Context().Value(tenantKey{}).(string)
+	return t, ok
+}
+
+// tenantToken reports the tenant whose token r carries, if any. Every
+// tenant token is compared, in constant time each.
+func (s *Server) tenantToken(r *http.Request) (string, bool) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || len(s.o.Tenants) == 0 {
+		return "", false
+	}
+	var found string
+	for t, tenant := range s.o.Tenants {
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(t)) == 1 {
+			found = tenant
+		}
+	}
+	return found, found != ""
+}
+
+// bindTenant sets *named to the tenant r's token is bound to; a request
+// that names another is refused (403) and false returned.
+func bindTenant(w http.ResponseWriter, r *http.Request, named *string) bool {
+	t, ok := boundTenant(r)
+	if !ok {
+		return true
+	}
+	if *named != "" && *named != t {
+		writeError(w, http.StatusForbidden, fmt.Sprintf(`field "tenant": this token spends tenant %s's budget, not %q's`, t, *named))
+		return false
+	}
+	*named = t
+	return true
 }
 
 func (s *Server) tokenOK(t string) bool {
@@ -227,7 +304,7 @@ type created struct {
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	var req CreateRequest
-	if !decode(w, r, &req) {
+	if !decode(w, r, &req) || !bindTenant(w, r, &req.Tenant) {
 		return
 	}
 	if strings.TrimSpace(req.Task) == "" {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/internal/testenv"
+	"github.com/reinhq/rein/ledger"
 	"github.com/reinhq/rein/model/scripted"
 	"github.com/reinhq/rein/tool"
 )
@@ -37,6 +38,16 @@ type fixture struct {
 	queue   *Queue
 	state   string
 	deploys atomic.Int32
+	// caps, when set, gives the server a ledger with these caps, in the
+	// state dir (ledger.db), and every session the tenant of its request.
+	caps   *ledger.Caps
+	ledger *ledger.Ledger
+	// sessionCaps are what the builder says of every session's own caps
+	// (a project's [budget], which may only narrow).
+	sessionCaps *ledger.Caps
+	// tenants are tokens bound to tenants (Options.Tenants).
+	tenants map[string]string
+	stop    func()
 }
 
 func newFixture(t *testing.T, timeout time.Duration) *fixture {
@@ -49,23 +60,39 @@ func newFixture(t *testing.T, timeout time.Duration) *fixture {
 func (f *fixture) start(timeout time.Duration) {
 	t := f.t
 	f.queue = NewQueue(timeout)
-	host, err := NewLocal(LocalOptions{Build: f.build, Queue: f.queue, StateDir: filepath.Join(f.state, "serve")})
+	var lg *ledger.Ledger
+	if f.caps != nil {
+		var err error
+		if lg, err = ledger.Open(filepath.Join(f.state, "serve", "ledger.db"), ledger.Options{Caps: *f.caps}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.ledger = lg
+	host, err := NewLocal(LocalOptions{Build: f.build, Queue: f.queue, StateDir: filepath.Join(f.state, "serve"), Ledger: lg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.host = host
-	s, err := New(Options{Host: host, Queue: f.queue, Token: testToken})
+	s, err := New(Options{Host: host, Queue: f.queue, Token: testToken, Ledger: lg, Tenants: f.tenants})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.srv = httptest.NewServer(s)
-	t.Cleanup(func() {
-		f.srv.Close()
-		f.queue.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = host.Close(ctx)
-	})
+	srv, q := httptest.NewServer(s), f.queue
+	f.srv = srv
+	var once sync.Once
+	f.stop = func() {
+		once.Do(func() {
+			srv.Close()
+			q.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_ = host.Close(ctx)
+			if lg != nil {
+				_ = lg.Close()
+			}
+		})
+	}
+	t.Cleanup(f.stop)
 }
 
 func (f *fixture) build(_ context.Context, req CreateRequest) (guarded.Options, error) {
@@ -99,11 +126,15 @@ func (f *fixture) build(_ context.Context, req CreateRequest) (guarded.Options, 
 			return "waited", nil
 		}
 	})
-	return guarded.Options{
+	opts := guarded.Options{
 		WorkDir: req.Workdir, Model: scripted.New("scripted:test", sc), Tools: []tool.Tool{deploy, wait},
 		AuditDir: filepath.Join(f.state, "audit"), RollbackDir: filepath.Join(f.state, "rollback"),
 		Environ: []string{"PATH=/usr/bin"}, NoSystem: true,
-	}, nil
+	}
+	if f.sessionCaps != nil {
+		opts.Ledger = &ledger.Account{Caps: *f.sessionCaps}
+	}
+	return opts, nil
 }
 
 // do sends a request with the token and returns the status and body.

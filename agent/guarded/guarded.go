@@ -158,6 +158,10 @@ type Options struct {
 	MaxContextTokens int64
 	// Price is the cost of one call's usage in USD; nil tracks no cost.
 	Price func(model.Usage) float64
+	// Ledger, when set, is a budget shared with other sessions (rein
+	// serve's): every model call is reserved there first and settled
+	// after (agent.Config.Ledger). Nil: the session's own Limits only.
+	Ledger agent.Ledger
 	// System replaces rein's system prompt (prompt.System()) when set.
 	// It is refused when it interpolates or names a secret-looking
 	// environment variable (secret.CheckPrompt).
@@ -295,7 +299,7 @@ func New(_ context.Context, opts Options) (*Session, error) {
 		AuditDir: opts.AuditDir, Durability: opts.Durability, RollbackDir: opts.RollbackDir, NoRollback: opts.NoRollback,
 		Meta: opts.Meta, Sandbox: opts.Sandbox.harness(), Announce: opts.Announce,
 		Redact: secret.NewRedactor(environ).Redact, System: system,
-		Price: opts.Price, MaxContextTokens: opts.MaxContextTokens, Drift: !opts.NoDrift,
+		Price: opts.Price, Ledger: opts.Ledger, MaxContextTokens: opts.MaxContextTokens, Drift: !opts.NoDrift,
 		Observe: opts.Events.observer(opts.Observe), TurnContext: opts.TurnContext,
 	}}, nil
 }

@@ -52,6 +52,7 @@ type cli struct {
 	Sandbox  sandboxCmd  `cmd:"" help:"Run a command in a sandbox (exec), check the backends (doctor), clean up containers (gc)."`
 	Resume   resumeCmd   `cmd:"" help:"Continue an interrupted session from its audit log; an irreversible call that may have happened is never repeated without a human."`
 	Eval     evalCmd     `cmd:"" help:"Run the evaluation suites under each guard configuration and report utility, attack success, harm and false blocks."`
+	Cost     costCmd     `cmd:"" help:"Print rein serve's budget ledger: cost and tokens per UTC day, per tenant and per session, and the calls in flight (--json for one object). Reads the ledger file, or asks a running server (--server URL)."`
 	Serve    serveCmd    `cmd:"" help:"Host sessions behind an HTTP API and a web page: the approval queue (answer from any device; no answer in time is No), live sessions, the kill switch, each session's audit timeline. Prints the address it listens on as its first line."`
 	MCP      mcpCmd      `cmd:"" name:"mcp" help:"The MCP servers of [mcp.servers]: list their tools (list), approve changed definitions (pin)."`
 	Version  versionCmd  `cmd:"" help:"Print rein's version."`

@@ -251,6 +251,12 @@ func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
 	} else if remote != nil {
 		approver, asker = remote, remote
 	}
+	var remoteLedger *serve.RemoteLedger
+	if r, ok := approver.(*serve.Remote); ok {
+		// A run that points at rein serve spends the server's budget: each
+		// model call is reserved there first, over the same token.
+		remoteLedger = &serve.RemoteLedger{URL: r.URL, Token: r.Token, Tenant: cfg.Budget.Tenant, Caps: cfg.Budget.Caps()}
+	}
 	durability, _ := cfg.Audit.Level() // validated by Load
 	opts := optionsOf(cfg, approver)
 	opts.Model, opts.WorkDir, opts.AuditDir, opts.Durability = m, workdir, dir, durability
@@ -258,6 +264,9 @@ func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
 		opts.RuleSaver = saver // "always" answers go to the user's config, never the project's
 	}
 	opts.Announce, opts.System, opts.Price, opts.MaxContextTokens = announce(e), system, pr.cost(), c.MaxContext
+	if remoteLedger != nil {
+		opts.Ledger = remoteLedger
+	}
 	// The model's ask_question reaches the person at the terminal; with
 	// none, the model is told nobody can answer (approve.Unanswered).
 	opts.Asker = approve.Unanswered{}

@@ -20,6 +20,7 @@ import (
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/internal/statedir"
 	"github.com/reinhq/rein/internal/termsafe"
+	"github.com/reinhq/rein/ledger"
 	"github.com/reinhq/rein/serve"
 	"github.com/reinhq/rein/telemetry"
 	"github.com/reinhq/rein/tool"
@@ -28,9 +29,10 @@ import (
 type serveCmd struct {
 	Listen          string        `default:"127.0.0.1:7878" placeholder:"ADDR|unix:PATH" help:"Where to listen: a loopback address (the default), a unix socket (unix:PATH), or any other address only with --tls-cert and --tls-key."`
 	TokenFile       string        `name:"token-file" placeholder:"FILE" help:"File whose first line is the bearer token every request must carry (at least 16 characters). Default: a new random token written to STATE/serve/token (mode 0600)."`
+	TenantTokens    []string      `name:"tenant-token" placeholder:"NAME=FILE" help:"A token bound to tenant NAME, read from FILE's first line (repeatable): a request that carries it may only create sessions, ask approvals and reserve model calls, all spending NAME's budget ([budget] tenant caps)."`
 	TLSCert         string        `name:"tls-cert" placeholder:"FILE" help:"TLS certificate (PEM): serve HTTPS."`
 	TLSKey          string        `name:"tls-key" placeholder:"FILE" help:"TLS private key (PEM) for --tls-cert."`
-	StateDir        string        `name:"state-dir" placeholder:"DIR" help:"Where the server keeps its index of sessions (default $XDG_STATE_HOME/rein/serve)."`
+	StateDir        string        `name:"state-dir" placeholder:"DIR" help:"Where the server keeps its index of sessions and its budget ledger, ledger.db (default $XDG_STATE_HOME/rein/serve)."`
 	ApprovalTimeout time.Duration `name:"approval-timeout" default:"5m" placeholder:"DURATION" help:"How long a pending approval waits for an answer; then it is No."`
 	Webhook         string        `placeholder:"URL" help:"POST a JSON notification (a chat incoming webhook's {\"text\": …} plus fields) for each pending approval and each session's stop. Retried with backoff; never blocks a session."`
 	PublicURL       string        `name:"public-url" placeholder:"URL" help:"The page's address as a person reaches it, for the links in notifications (default: the listen address)."`
@@ -62,6 +64,10 @@ func (c *serveCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
+	tenants, err := c.tenants()
+	if err != nil {
+		return err
+	}
 	ln, addr, err := c.listen(tls)
 	if err != nil {
 		return err
@@ -89,7 +95,12 @@ func (c *serveCmd) Run(ctx context.Context, e env) error {
 			log.Warn("traces", "error", err)
 		}
 	}()
-	host, err := serve.NewLocal(serve.LocalOptions{Build: c.builder(exp), Queue: q, StateDir: stateDir, Log: log,
+	lg, err := c.openLedger(stateDir)
+	if err != nil {
+		return err
+	}
+	defer lg.Close()
+	host, err := serve.NewLocal(serve.LocalOptions{Build: c.builder(exp), Queue: q, StateDir: stateDir, Log: log, Ledger: lg,
 		Stopped: func(i serve.Info) {
 			if notifier != nil {
 				notifier.Stopped(i)
@@ -98,7 +109,7 @@ func (c *serveCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	srv, err := serve.New(serve.Options{Host: host, Queue: q, Token: token, Secure: tls, Log: log})
+	srv, err := serve.New(serve.Options{Host: host, Queue: q, Token: token, Secure: tls, Log: log, Ledger: lg, Tenants: tenants})
 	if err != nil {
 		return err
 	}
@@ -129,6 +140,48 @@ func (c *serveCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	return nil
+}
+
+// tenants reads --tenant-token NAME=FILE: token → tenant.
+func (c *serveCmd) tenants() (map[string]string, error) {
+	out := map[string]string{}
+	for _, v := range c.TenantTokens {
+		name, file, ok := strings.Cut(v, "=")
+		if !ok || file == "" {
+			return nil, usagef("--tenant-token %q: want NAME=FILE", v)
+		}
+		if err := ledger.CheckTenant(name); err != nil {
+			return nil, usagef("--tenant-token: %v", err)
+		}
+		tok, err := serve.ReadToken(file)
+		if err != nil {
+			return nil, usagef("--tenant-token %s: %v", name, err)
+		}
+		if _, dup := out[tok]; dup {
+			return nil, usagef("--tenant-token %s: the same token is bound to another tenant", name)
+		}
+		out[tok] = name
+	}
+	return out, nil
+}
+
+// openLedger opens the server's budget ledger, STATE/ledger.db, with the
+// caps of [budget] in the user's config (and --config): a project's config
+// can only narrow them, per session.
+func (c *serveCmd) openLedger(stateDir string) (*ledger.Ledger, error) {
+	sources := []config.Source{{Path: config.UserFile()}}
+	if c.Config != "" {
+		sources = append(sources, config.Source{Path: c.Config, Required: true})
+	}
+	cfg, err := config.Load(sources...)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	lg, err := ledger.Open(filepath.Join(stateDir, "ledger.db"), ledger.Options{Caps: cfg.Budget.Caps()})
+	if err != nil {
+		return nil, fmt.Errorf("budget ledger: %w (is another rein serve running on --state-dir %s?)", err, stateDir)
+	}
+	return lg, nil
 }
 
 // token reads --token-file, or makes a token and writes it where only the
@@ -239,6 +292,9 @@ func (c *serveCmd) builder(exp *telemetry.Exporter) serve.Builder {
 		if ts := exp.Session(context.WithoutCancel(ctx)); ts != nil {
 			p.opts.Observe = chainObserve(ts.Observe, p.opts.Observe)
 		}
+		// The session's own [budget] (its project's may lower it) narrows
+		// the server's caps; the host binds it to the ledger and tenant.
+		p.opts.Ledger = &ledger.Account{Caps: p.meta.Config.Budget.Caps()}
 		return p.opts, nil
 	}
 }

@@ -71,6 +71,8 @@ type Spec struct {
 	MaxContextTokens int64
 	// Price is the model's cost per call's usage; nil tracks no cost.
 	Price func(model.Usage) float64
+	// Ledger is the budget shared with other sessions; nil: none.
+	Ledger agent.Ledger
 	// System is the system prompt (prompt.System() for rein run; the demos
 	// have none).
 	System string
@@ -283,6 +285,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		Intake:           wrap,
 		Provenance:       prov,
 		Price:            spec.Price,
+		Ledger:           spec.Ledger,
 		MaxContextTokens: spec.MaxContextTokens,
 		System:           spec.System,
 	})
