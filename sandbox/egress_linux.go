@@ -96,6 +96,14 @@ func listenInNetns(ns *os.File, port int) (net.Listener, error) {
 	return ln, nil
 }
 
+// ListenProxyIn makes the egress proxy's listener, 127.0.0.1:ProxyPort,
+// inside the network namespace ns (an open /proc/PID/ns/net, a
+// container's), bringing its loopback up. Serve it with an EgressServer;
+// commands there reach it at ProxyAddr. It needs CAP_SYS_ADMIN over ns.
+func ListenProxyIn(ns *os.File) (net.Listener, error) {
+	return listenInNetns(ns, ProxyPort)
+}
+
 // loopbackUp sets the IFF_UP flag of "lo" in the calling thread's
 // network namespace.
 func loopbackUp() error {

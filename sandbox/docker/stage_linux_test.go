@@ -1,0 +1,155 @@
+package docker
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/internal/testenv"
+)
+
+// needStage skips (or fails, under REIN_REQUIRE) where the docker backend
+// cannot stage: not root, or no overlay by descriptor.
+func needStage(tb testing.TB) {
+	tb.Helper()
+	testenv.Need(tb, "root", stageSupported())
+}
+
+func writeFiles(tb testing.TB, dir string, files map[string]string) {
+	tb.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+func readFile(tb testing.TB, p string) string {
+	tb.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(b)
+}
+
+// TestDockerStagedWrites: a command's creations, changes and deletions are
+// staged, invisible in the work dir until Apply, seen by the command
+// itself, and applied exactly.
+func TestDockerStagedWrites(t *testing.T) {
+	needStage(t)
+	work := tempDir(t)
+	writeFiles(t, work, map[string]string{"keep": "k", "change": "old", "gone": "g", "dir/a": "a", "dir/b": "b"})
+	e, _ := start(t, Options{WorkDir: work, Stage: true, Session: "stage-test-" + randomHex(4)})
+	if err := e.StageErr(); err != nil {
+		t.Fatalf("StageErr: %v", err)
+	}
+	res := run(t, e, work, "echo new > change && rm gone && rm -r dir && echo c > created && mkdir -p sub/deep && echo d > sub/deep/f && cat change created")
+	if res.ExitCode != 0 || res.Stdout != "new\nc\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q: the command should read its own writes", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if res.Staged == nil {
+		t.Fatal("Result.Staged is nil: the writes were not staged")
+	}
+	for p, want := range map[string]string{"change": "old", "gone": "g", "dir/a": "a", "created": "<open " + filepath.Join(work, "created") + ": no such file or directory>"} {
+		if got := readFile(t, filepath.Join(work, p)); got != want {
+			t.Errorf("before Apply, %s = %q, want %q", p, got, want)
+		}
+	}
+	var got []string
+	for _, c := range res.Staged.Changes {
+		got = append(got, c.Kind.String()+" "+filepath.ToSlash(c.Path))
+	}
+	slices.Sort(got)
+	want := []string{"created created", "created sub", "created sub/deep", "created sub/deep/f", "deleted dir", "deleted dir/a", "deleted dir/b", "deleted gone", "modified change"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Changes:\n got %q\nwant %q", got, want)
+	}
+	if _, err := res.Staged.Apply(nil, nil); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	for p, want := range map[string]string{"change": "new\n", "created": "c\n", "sub/deep/f": "d\n", "keep": "k"} {
+		if got := readFile(t, filepath.Join(work, p)); got != want {
+			t.Errorf("after Apply, %s = %q, want %q", p, got, want)
+		}
+	}
+	for _, p := range []string{"gone", "dir"} {
+		if _, err := os.Lstat(filepath.Join(work, p)); err == nil {
+			t.Errorf("after Apply, %s still exists", p)
+		}
+	}
+	// The next command sees the applied state through a fresh overlay.
+	if res := run(t, e, work, "cat change; ls"); res.Stdout != "new\nchange\ncreated\nkeep\nsub\n" {
+		t.Errorf("the next command sees %q", res.Stdout)
+	}
+	if res.Staged.Upper() == "" || strings.HasPrefix(res.Staged.Upper(), work) {
+		t.Errorf("the upper dir %q should lie outside the work dir", res.Staged.Upper())
+	}
+}
+
+// TestDockerStagedMasks: the overlay hides the container's credential
+// masks, so rein mounts them again over it: a staged command reads an
+// empty .env and cannot write it, while the lower layer holds the secret.
+func TestDockerStagedMasks(t *testing.T) {
+	needStage(t)
+	work := tempDir(t)
+	writeFiles(t, work, map[string]string{".env": "SECRET=planted", "src/.netrc": "machine x password planted", "ok": "fine"})
+	e, _ := start(t, Options{WorkDir: work, Stage: true, Session: "stage-test-" + randomHex(4)})
+	res := run(t, e, work, "cat .env src/.netrc ok; echo; echo x > .env; echo s=$?; rm .env; echo r=$?")
+	if strings.Contains(res.Stdout, "planted") {
+		t.Fatalf("a staged command read a masked credential: %q", res.Stdout)
+	}
+	if !strings.Contains(res.Stdout, "fine") || !strings.Contains(res.Stdout, "s=1") || strings.Contains(res.Stdout, "r=0") {
+		t.Errorf("stdout %q stderr %q: want the plain file read, the mask neither written nor removed", res.Stdout, res.Stderr)
+	}
+	if res.Staged == nil {
+		t.Fatal("not staged")
+	}
+	defer res.Staged.Discard()
+	for _, c := range res.Staged.Changes {
+		if strings.Contains(c.Path, ".env") || strings.Contains(c.Path, ".netrc") {
+			t.Errorf("a masked credential was changed: %v", c)
+		}
+	}
+	// The control: unstaged, the same container masks the same files.
+	u, _ := start(t, Options{WorkDir: work, Session: "stage-test-" + randomHex(4)})
+	if res := run(t, u, work, "cat .env src/.netrc"); strings.Contains(res.Stdout, "planted") {
+		t.Fatalf("unstaged, a masked credential was read: %q", res.Stdout)
+	}
+	if res := run(t, u, work, "cat ok"); res.Stdout != "fine" {
+		t.Fatalf("unstaged control: %q", res.Stdout)
+	}
+}
+
+// TestDockerStagedProtectedWrite: a write to .git/hooks, read-only in the
+// unstaged container, lands in the overlay and so in Changes, where
+// run_bash refuses it after the fact (tool/bash TestStagingDocker); the
+// work dir keeps the original.
+func TestDockerStagedProtectedWrite(t *testing.T) {
+	needStage(t)
+	work := tempDir(t)
+	writeFiles(t, work, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/hooks/pre-commit": "#!/bin/sh\nexit 0\n"})
+	e, _ := start(t, Options{WorkDir: work, Stage: true, Session: "stage-test-" + randomHex(4)})
+	res := run(t, e, work, "echo evil > .git/hooks/pre-commit && echo evil > .git/hooks/post-checkout")
+	if res.Staged == nil {
+		t.Fatalf("not staged (exit %d, %q)", res.ExitCode, res.Stderr)
+	}
+	defer res.Staged.Discard()
+	var paths []string
+	for _, c := range res.Staged.Changes {
+		paths = append(paths, filepath.ToSlash(c.Path))
+	}
+	slices.Sort(paths)
+	if want := []string{".git/hooks/post-checkout", ".git/hooks/pre-commit"}; !slices.Equal(paths, want) {
+		t.Errorf("Changes %q, want %q", paths, want)
+	}
+	if got := readFile(t, filepath.Join(work, ".git/hooks/pre-commit")); got != "#!/bin/sh\nexit 0\n" {
+		t.Errorf("the hook changed before anything was applied: %q", got)
+	}
+}
