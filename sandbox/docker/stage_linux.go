@@ -218,3 +218,12 @@ func (e *Executor) execStaged(ctx context.Context, c sandbox.Cmd) (sandbox.Resul
 	res.Staged = staged
 	return res, err
 }
+
+// StageStatus says whether the docker backend can stage commands' writes
+// here (Options.Stage): nil, or why not. It checks the kernel for real
+// (OverlayFDStatus) but starts no container.
+func StageStatus() error { return stageSupported() }
+
+// EgressStatus says whether the docker backend can give commands the
+// egress proxy here (Options.Egress): nil, or why not.
+func EgressStatus() error { return egressSupported() }

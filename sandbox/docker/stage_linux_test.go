@@ -1,6 +1,9 @@
 package docker
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/internal/testenv"
+	"github.com/reinhq/rein/tool/bash"
 )
 
 // needStage skips (or fails, under REIN_REQUIRE) where the docker backend
@@ -151,5 +155,78 @@ func TestDockerStagedProtectedWrite(t *testing.T) {
 	}
 	if got := readFile(t, filepath.Join(work, ".git/hooks/pre-commit")); got != "#!/bin/sh\nexit 0\n" {
 		t.Errorf("the hook changed before anything was applied: %q", got)
+	}
+}
+
+// TestDockerStagedRunBash runs commands through run_bash on a staged
+// container, as a session does: writes to .git/hooks and .git/config are
+// refused after the fact whatever the command looked like, the rest is
+// applied and saved first, a mass delete of the work dir asks and, told
+// no, leaves every file, and a build's outputs are applied.
+func TestDockerStagedRunBash(t *testing.T) {
+	needStage(t)
+	for _, c := range []struct {
+		name      string
+		command   string
+		answer    bool
+		want      string
+		asked     bool
+		unchanged []string // still as written before
+		present   []string
+	}{
+		{name: "hooks and config refused and the rest applied",
+			command:   `sh -c "$(printf 'echo evil > .git/hooks/post-checkout; echo "[core] hooksPath=/tmp" >> .git/config; echo ok > notes')"`,
+			want:      "refused, as protected paths: .git/config, .git/hooks/post-checkout",
+			unchanged: []string{".git/config"}, present: []string{"notes"}},
+		{name: "deleting the work dir asks; no", command: "rm -rf ./* ./.git", answer: false,
+			want: "NOT applied", asked: true, unchanged: []string{".git/config", "src/f50.c"}},
+		{name: "a build's outputs applied", command: "mkdir out && for f in src/*.c; do sed s/int/long/ $f > out/$(basename $f .c).o; done && tar cf out/dist.tar out/*.o && ls out | wc -l",
+			want: "files created", present: []string{"out/dist.tar", "out/f1.o", "out/f120.o"}, unchanged: []string{"src/f1.c"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			work := tempDir(t)
+			files := map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/config": "[core]\n", ".git/hooks/pre-commit.sample": "#!/bin/sh\n"}
+			for i := 1; i <= 120; i++ {
+				files[fmt.Sprintf("src/f%d.c", i)] = "int x;\n"
+			}
+			writeFiles(t, work, files)
+			e, _ := start(t, Options{WorkDir: work, Stage: true, Session: "stage-bash-" + randomHex(4)})
+			var saved []string
+			asked := false
+			st := bash.Staging{
+				Snapshot: func(rel string) error { saved = append(saved, rel); return nil },
+				Ask:      func(context.Context, string) (bool, error) { asked = true; return c.answer, nil },
+			}
+			tl := bash.RunBash(e, work, bash.Options{Staging: &st, Quarantine: t.TempDir()})
+			args, _ := json.Marshal(map[string]string{"command": c.command})
+			out, err := tl.Run(t.Context(), args)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if !strings.Contains(out, c.want) {
+				t.Errorf("output %q\nwant it to contain %q", out, c.want)
+			}
+			if asked != c.asked {
+				t.Errorf("asked %v, want %v", asked, c.asked)
+			}
+			for _, p := range c.unchanged {
+				if got := readFile(t, filepath.Join(work, p)); got != files[p] {
+					t.Errorf("%s = %q, want it unchanged", p, got)
+				}
+			}
+			for _, p := range c.present {
+				if _, err := os.Lstat(filepath.Join(work, p)); err != nil {
+					t.Errorf("%s: %v, want it applied", p, err)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(work, ".git/hooks/post-checkout")); err == nil {
+				t.Error("the hook was written")
+			}
+			for _, p := range saved {
+				if strings.HasPrefix(filepath.ToSlash(p), ".git/hooks") || p == ".git/config" {
+					t.Errorf("a refused path was saved for applying: %s", p)
+				}
+			}
+		})
 	}
 }

@@ -33,3 +33,9 @@ func (e *Executor) enter(context.Context, string) (*nsState, error) {
 func (e *Executor) execStaged(ctx context.Context, c sandbox.Cmd) (sandbox.Result, error) {
 	return e.execOnce(ctx, c)
 }
+
+// StageStatus: staging is Linux's.
+func StageStatus() error { return stageSupported() }
+
+// EgressStatus: the proxy in a container is Linux's.
+func EgressStatus() error { return egressSupported() }
