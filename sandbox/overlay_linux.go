@@ -51,6 +51,9 @@ func overlayMount(lower, upper, work int, userxattr bool) (int, error) {
 		}
 	}
 	for _, o := range overlayOptions {
+		if userxattr && o[0] == "redirect_dir" {
+			continue // userxattr takes nofollow: no redirect is made or followed
+		}
 		if err := unix.FsconfigSetString(fs, o[0], o[1]); err != nil {
 			return -1, fmt.Errorf("overlay %s=%s: %w", o[0], o[1], err)
 		}

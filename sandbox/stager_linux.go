@@ -236,8 +236,12 @@ func startStager(fd int, work, root string, cfg helperConfig) error {
 	sock := os.NewFile(uintptr(fd), "stager")
 	defer sock.Close()
 	if os.Geteuid() != 0 {
-		// An ambient capability must be inheritable first.
-		if err := inheritSysAdmin(); err != nil {
+		// Ambient capabilities must be inheritable first; and the
+		// helper's own ambient CAP_SETPCAP must not reach the stager.
+		if err := inheritStagerCaps(); err != nil {
+			return fmt.Errorf("starting the stager: %w", err)
+		}
+		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_LOWER, unix.CAP_SETPCAP, 0, 0); err != nil {
 			return fmt.Errorf("starting the stager: %w", err)
 		}
 	}
@@ -247,9 +251,9 @@ func startStager(fd int, work, root string, cfg helperConfig) error {
 		Env:        []string{},
 		ExtraFiles: []*os.File{sock},
 		SysProcAttr: &syscall.SysProcAttr{
-			// Outside rein's user namespace the stager keeps the one
-			// capability it needs across the exec; as root it has them.
-			AmbientCaps: ambientSysAdmin(),
+			// Outside rein's user namespace the stager keeps the
+			// capabilities it needs across the exec; as root it has them.
+			AmbientCaps: ambientStager(),
 		},
 	}
 	if err := cmd.Start(); err != nil {
@@ -259,22 +263,30 @@ func startStager(fd int, work, root string, cfg helperConfig) error {
 	return nil
 }
 
-func ambientSysAdmin() []uintptr {
+// stagerCaps are what the stager needs in a user namespace (rein not
+// root): CAP_SYS_ADMIN to mount, and CAP_DAC_OVERRIDE because overlayfs
+// makes its work dir's "work" with mode 0 and then works in it with the
+// mounter's credentials (without it the mount fails with EACCES).
+func stagerCaps() []uintptr { return []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE} }
+
+func ambientStager() []uintptr {
 	if os.Geteuid() == 0 {
 		return nil
 	}
-	return []uintptr{unix.CAP_SYS_ADMIN}
+	return stagerCaps()
 }
 
-// inheritSysAdmin adds CAP_SYS_ADMIN to the calling thread's inheritable
-// set (it is in the permitted one in the helper's user namespace).
-func inheritSysAdmin() error {
+// inheritStagerCaps adds stagerCaps to the calling thread's inheritable
+// set (they are in the permitted one in the helper's user namespace).
+func inheritStagerCaps() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("capget: %w", err)
 	}
-	data[unix.CAP_SYS_ADMIN/32].Inheritable |= 1 << (unix.CAP_SYS_ADMIN % 32)
+	for _, c := range stagerCaps() {
+		data[c/32].Inheritable |= 1 << (c % 32)
+	}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("capset: %w", err)
 	}
