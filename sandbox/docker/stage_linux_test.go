@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/internal/testenv"
+	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/tool/bash"
 )
 
@@ -229,4 +231,58 @@ func TestDockerStagedRunBash(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkDockerStage measures what staging adds to a docker command:
+// `true`, and a command writing one file, each staged (the overlay built
+// and attached in the container, the command, unmount, reading the upper
+// dir, applying) and not, interleaved in one loop; it reports each one's
+// mean, the ratios and the time added.
+func BenchmarkDockerStage(b *testing.B) {
+	needStage(b)
+	plain, pw := start(b, Options{Session: "stage-bench-" + randomHex(4)})
+	staged, sw := start(b, Options{Stage: true, Session: "stage-bench-" + randomHex(4)})
+	if err := staged.StageErr(); err != nil {
+		b.Fatal(err)
+	}
+	type variant struct {
+		name string
+		ex   *Executor
+		dir  string
+		cmd  string
+		sum  time.Duration
+	}
+	vs := []*variant{
+		{name: "true", ex: plain, dir: pw, cmd: "true"},
+		{name: "true-staged", ex: staged, dir: sw, cmd: "true"},
+		{name: "write", ex: plain, dir: pw, cmd: "echo x > f"},
+		{name: "write-staged", ex: staged, dir: sw, cmd: "echo x > f"},
+	}
+	n := 0
+	for b.Loop() {
+		n++
+		for _, v := range vs {
+			start := time.Now()
+			res, err := v.ex.Exec(b.Context(), sandbox.Cmd{Script: v.cmd, Dir: v.dir, Timeout: time.Minute})
+			if err != nil || res.ExitCode != 0 {
+				b.Fatalf("%s: %v %s", v.name, err, res.Stderr)
+			}
+			if res.Staged != nil {
+				if _, err := res.Staged.Apply(nil, nil); err != nil {
+					b.Fatal(err)
+				}
+			} else if v.ex == staged {
+				b.Fatalf("%s: not staged", v.name)
+			}
+			v.sum += time.Since(start)
+		}
+	}
+	ms := func(v *variant) float64 { return float64(v.sum.Microseconds()) / 1000 / float64(n) }
+	for _, v := range vs {
+		b.ReportMetric(ms(v), v.name+"-ms/op")
+	}
+	b.ReportMetric(ms(vs[1])/ms(vs[0]), "true-staged/true")
+	b.ReportMetric(ms(vs[3])/ms(vs[2]), "write-staged/write")
+	b.ReportMetric(ms(vs[1])-ms(vs[0]), "true-added-ms")
+	b.ReportMetric(ms(vs[3])-ms(vs[2]), "write-added-ms")
 }
