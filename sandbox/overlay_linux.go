@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -246,7 +247,9 @@ func (d StageDir) Remove() { removeStageDir(d.Dir) }
 // back to the Go scheduler: when Close ends it, the thread ends too.
 // The caller needs CAP_SYS_ADMIN over that namespace (root).
 type NSThread struct {
-	calls chan nsCall
+	mu     sync.Mutex // held across a call, so Close waits for it
+	closed bool
+	calls  chan nsCall
 }
 
 type nsCall struct {
@@ -280,15 +283,31 @@ func NewNSThread(ns *os.File) (*NSThread, error) {
 	return t, nil
 }
 
-// Do runs fn on the thread and returns its error.
+// ErrNSThreadClosed marks a Do after Close.
+var ErrNSThreadClosed = errors.New("the sandbox's namespace thread is closed")
+
+// Do runs fn on the thread and returns its error; after Close it runs
+// nothing and returns ErrNSThreadClosed.
 func (t *NSThread) Do(fn func() error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return ErrNSThreadClosed
+	}
 	c := nsCall{fn: fn, done: make(chan error, 1)}
 	t.calls <- c
 	return <-c.done
 }
 
-// Close ends the thread. Do must not be called after.
-func (t *NSThread) Close() { close(t.calls) }
+// Close ends the thread, once a call under way has returned.
+func (t *NSThread) Close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closed {
+		t.closed = true
+		close(t.calls)
+	}
+}
 
 // Unmount detaches what is mounted over target, with what is mounted on
 // it, in the calling thread's mount namespace.

@@ -67,7 +67,12 @@ func (e *Executor) Exec(ctx context.Context, c sandbox.Cmd) (sandbox.Result, err
 	if e.running(ctx, id) {
 		return res, err // the container is fine; the command could not start in it
 	}
-	if rerr := e.restart(ctx, id); rerr != nil {
+	// No staged command may run while the container and the namespaces
+	// rein serves in it are replaced.
+	e.stageMu.Lock()
+	rerr := e.restart(ctx, id)
+	e.stageMu.Unlock()
+	if rerr != nil {
 		return res, rerr
 	}
 	return e.execStaged(ctx, c)
