@@ -20,7 +20,7 @@ import (
 // cannot stage: not root, or no overlay by descriptor.
 func needStage(tb testing.TB) {
 	tb.Helper()
-	testenv.Need(tb, "root", stageSupported())
+	testenv.Need(tb, "overlay", stageSupported())
 }
 
 func writeFiles(tb testing.TB, dir string, files map[string]string) {
