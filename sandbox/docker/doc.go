@@ -77,5 +77,6 @@
 // does not keep a command's own processes apart from each other inside the
 // container (a command may read another's /proc entries, as the same user),
 // and a process that leaves the wrapper's session (setsid) lives on until
-// Close. Podman is driven with the same flags but is not tested here.
+// Close (staged, until its command ends: rein kills what a staged command
+// leaves in the container's cgroup). Podman is driven with the same flags but is not tested here.
 package docker

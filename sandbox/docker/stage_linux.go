@@ -23,6 +23,53 @@ type nsState struct {
 	mnt    *sandbox.NSThread // nil when commands are not staged
 	cancel context.CancelFunc
 	served chan error // the proxy's Serve; nil without egress
+	// cgroup is the container's cgroup directory ("" when unknown) and
+	// init its init's pid: after each staged command every process in it
+	// but the init and its `sleep infinity` is killed (sweep).
+	cgroup string
+	init   int
+}
+
+// sweep kills what a staged command left running in the container, also
+// what left its process group and session (setsid): a process that
+// outlived its command would write straight to the work dir between
+// commands, unstaged, or into a later command's overlay. It keeps the
+// init and whatever runs as initUser (the `sleep infinity`): commands run
+// as the user's uid with no capability and no-new-privileges, so none can
+// become initUser.
+func (n *nsState) sweep() {
+	if n.cgroup == "" {
+		return
+	}
+	keep := []int{n.init}
+	b, _ := os.ReadFile(filepath.Join(n.cgroup, "cgroup.procs"))
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && uidOf(pid) == initUID {
+			keep = append(keep, pid)
+		}
+	}
+	sandbox.KillInCgroupBut(n.cgroup, keep...)
+}
+
+// initUID is initUser's uid.
+const initUID = 65534
+
+// uidOf returns pid's real uid, or -1.
+func uidOf(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return -1
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				if u, err := strconv.Atoi(f[0]); err == nil {
+					return u
+				}
+			}
+		}
+	}
+	return -1
 }
 
 func (n *nsState) close() {
@@ -118,6 +165,10 @@ func (e *Executor) enter(ctx context.Context, id string) (*nsState, error) {
 		if n.mnt, err = sandbox.NewNSThread(mnt); err != nil {
 			e.stageFailed(err)
 		}
+		n.init = pid
+		if f := e.oomCounter(); f != "" {
+			n.cgroup = filepath.Dir(f)
+		}
 	}
 	if e.opts.Egress != nil {
 		ln, err := sandbox.ListenProxyIn(netns)
@@ -195,6 +246,7 @@ func (e *Executor) execStaged(ctx context.Context, c sandbox.Cmd) (sandbox.Resul
 		return e.execOnce(ctx, c)
 	}
 	res, err := e.execOnce(ctx, c)
+	ns.sweep()
 	uerr := ns.mnt.Do(func() error {
 		if !sandbox.IsOverlay(e.workDir) {
 			return errors.New("the work dir in the container is no longer the overlay")

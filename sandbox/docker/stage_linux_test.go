@@ -329,3 +329,31 @@ func TestDockerStagedRestart(t *testing.T) {
 		t.Fatal("Exec did not return after Close")
 	}
 }
+
+// TestDockerStagedLeftoverKilled: a process a staged command left behind,
+// out of its process group and session, is killed when the command ends,
+// so it writes neither straight to the work dir between commands nor into
+// a later command's overlay; the container's own init and sleep live on.
+func TestDockerStagedLeftoverKilled(t *testing.T) {
+	needStage(t)
+	e, work := start(t, Options{Stage: true, Session: "stage-leftover-" + randomHex(4)})
+	// By absolute path from / : after the command's overlay is detached,
+	// the path leads to the work dir itself.
+	res := run(t, e, work, `w=$PWD; setsid sh -c "cd /; sleep 3; echo late > $w/late" >/dev/null 2>&1 < /dev/null & sleep 1; echo started`)
+	if res.Staged == nil || res.Stdout != "started\n" {
+		t.Fatalf("staged %v, stdout %q, stderr %q", res.Staged != nil, res.Stdout, res.Stderr)
+	}
+	res.Staged.Discard()
+	time.Sleep(5 * time.Second) // past the leftover's sleep: it would have written by now
+	if _, err := os.Lstat(filepath.Join(work, "late")); err == nil {
+		t.Fatal("a leftover of a staged command wrote straight to the work dir")
+	}
+	res = run(t, e, work, "ls -A")
+	defer res.Staged.Discard()
+	if strings.Contains(res.Stdout, "late") {
+		t.Fatalf("the leftover wrote: %q", res.Stdout)
+	}
+	if got := run(t, e, work, "echo alive").Stdout; got != "alive\n" {
+		t.Fatalf("the container did not survive the sweep: %q", got)
+	}
+}
