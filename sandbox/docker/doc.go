@@ -78,5 +78,6 @@
 // container (a command may read another's /proc entries, as the same user),
 // and a process that leaves the wrapper's session (setsid) lives on until
 // Close (staged, until its command ends: rein kills what a staged command
-// leaves in the container's cgroup). Podman is driven with the same flags but is not tested here.
+// leaves in the container's cgroup). Podman is driven with the same flags
+// but is not tested here.
 package docker
