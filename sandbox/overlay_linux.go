@@ -262,8 +262,7 @@ type nsCall struct {
 func NewNSThread(ns *os.File) (*NSThread, error) {
 	t := &NSThread{calls: make(chan nsCall)}
 	ready := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+	onOwnThread(func() {
 		if err := unix.Unshare(unix.CLONE_FS); err != nil {
 			ready <- fmt.Errorf("a thread of its own file system context: %w", err)
 			return
@@ -276,7 +275,7 @@ func NewNSThread(ns *os.File) (*NSThread, error) {
 		for c := range t.calls {
 			c.done <- c.fn()
 		}
-	}()
+	})
 	if err := <-ready; err != nil {
 		return nil, err
 	}
@@ -285,6 +284,32 @@ func NewNSThread(ns *os.File) (*NSThread, error) {
 
 // ErrNSThreadClosed marks a Do after Close.
 var ErrNSThreadClosed = errors.New("the sandbox's namespace thread is closed")
+
+// onOwnThread runs fn on a new goroutine locked to an OS thread that is
+// not the main thread, and never unlocked: the thread ends with fn. The
+// main thread matters: Go never ends it, and the kernel shows its
+// namespaces to every thread of the process under /proc/self (mountinfo,
+// net), so a main thread left in a container's mount namespace would
+// make rein read the container's mounts from then on.
+func onOwnThread(fn func()) {
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() != unix.Getpid() {
+			fn()
+			return // still locked: the thread ends here
+		}
+		// Hold the main thread while another goroutine, which then cannot
+		// be given it, locks a thread of its own; then let it go.
+		locked := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(locked)
+			fn()
+		}()
+		<-locked
+		runtime.UnlockOSThread()
+	}()
+}
 
 // Do runs fn on the thread and returns its error; after Close it runs
 // nothing and returns ErrNSThreadClosed.

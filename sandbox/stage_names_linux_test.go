@@ -79,8 +79,7 @@ func TestStagedHostileWorkDir(t *testing.T) {
 func inPrivateMountNS(t *testing.T, fn func() error) {
 	t.Helper()
 	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread and its namespace end here
+	run := func() {
 		if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS); err != nil {
 			done <- err
 			return
@@ -90,6 +89,18 @@ func inPrivateMountNS(t *testing.T, fn func() error) {
 			return
 		}
 		done <- fn()
+	}
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread and its namespace end here
+		if unix.Gettid() != unix.Getpid() {
+			run()
+			return
+		}
+		// Never the main thread (see TestNSThreadNeverMainThread).
+		locked := make(chan struct{})
+		go func() { runtime.LockOSThread(); close(locked); run() }()
+		<-locked
+		runtime.UnlockOSThread()
 	}()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -160,5 +171,40 @@ func TestStageMountHostileNames(t *testing.T) {
 				t.Errorf("changes %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+// TestNSThreadNeverMainThread: the threads that enter other mount
+// namespaces are never the main thread, whose namespace every thread sees
+// under /proc/self: after many, /proc/self/ns/mnt is still rein's.
+func TestNSThreadNeverMainThread(t *testing.T) {
+	if err := sandbox.OverlayFDStatus(); err != nil {
+		testenv.Need(t, "overlay", err) // root, to make mount namespaces
+	}
+	own, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A mount namespace of its own, kept by an open descriptor.
+	nsc := make(chan *os.File, 1)
+	inPrivateMountNS(t, func() error {
+		f, err := os.Open("/proc/thread-self/ns/mnt")
+		nsc <- f
+		return err
+	})
+	ns := <-nsc
+	defer ns.Close()
+	for i := range 200 {
+		th, err := sandbox.NewNSThread(ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := th.Do(func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		th.Close()
+		if now, _ := os.Readlink("/proc/self/ns/mnt"); now != own {
+			t.Fatalf("after %d threads the main thread is in %s, not rein's %s", i+1, now, own)
+		}
 	}
 }

@@ -166,7 +166,7 @@ func (e *Executor) enter(ctx context.Context, id string) (*nsState, error) {
 			e.stageFailed(err)
 		}
 		n.init = pid
-		if f := e.oomCounter(); f != "" {
+		if f := sandbox.OOMKillsFile(pid); f != "" {
 			n.cgroup = filepath.Dir(f)
 		}
 	}
