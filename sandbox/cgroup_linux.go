@@ -240,12 +240,12 @@ func (c *pidsCgroup) killAll() {
 	c.killAllBut(0)
 }
 
-// killAllBut kills every process in the cgroup except keep (0: none), each
-// through a pidfd opened while it is still listed, so a recycled pid never
-// gets the signal.
-func (c *pidsCgroup) killAllBut(keep int) {
+// killAllBut kills every process in the cgroup except those of keep (0:
+// none), each through a pidfd opened while it is still listed, so a
+// recycled pid never gets the signal.
+func (c *pidsCgroup) killAllBut(keep ...int) {
 	for range 100 { // a fork in flight can add a process; the pids limit bounds them
-		pids := slices.DeleteFunc(c.procs(), func(p int) bool { return p == keep })
+		pids := slices.DeleteFunc(c.procs(), func(p int) bool { return slices.Contains(keep, p) })
 		if len(pids) == 0 {
 			return
 		}
@@ -299,4 +299,12 @@ func (c *pidsCgroup) remove() {
 			time.Sleep(time.Millisecond)
 		}
 	}
+}
+
+// KillInCgroupBut kills every process the cgroup directory dir lists in
+// its cgroup.procs (a container's, say) except the pids of keep, each
+// through a pidfd opened while it is still listed, so a recycled pid
+// never gets the signal.
+func KillInCgroupBut(dir string, keep ...int) {
+	(&pidsCgroup{dir: dir}).killAllBut(keep...)
 }

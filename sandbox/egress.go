@@ -81,4 +81,8 @@ func EgressStatus() error {
 }
 
 // proxyAddr is the proxy's address inside a sandbox.
-func proxyAddr() string { return "127.0.0.1:" + strconv.Itoa(ProxyPort) }
+func proxyAddr() string { return ProxyAddr() }
+
+// ProxyAddr is the egress proxy's address inside a sandbox's network
+// namespace, for ProxyEnv: 127.0.0.1:ProxyPort.
+func ProxyAddr() string { return "127.0.0.1:" + strconv.Itoa(ProxyPort) }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -57,8 +56,7 @@ func listenInNetns(ns *os.File, port int) (net.Listener, error) {
 		err error
 	}
 	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+	onOwnThread(func() { // never the main thread, never unlocked: the thread dies with fn
 		fd, err := func() (int, error) {
 			if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
 				return -1, fmt.Errorf("entering the sandbox's network namespace: %w", err)
@@ -82,7 +80,7 @@ func listenInNetns(ns *os.File, port int) (net.Listener, error) {
 			return fd, nil
 		}()
 		ch <- result{fd, err}
-	}()
+	})
 	r := <-ch
 	if r.err != nil {
 		return nil, r.err
@@ -94,6 +92,14 @@ func listenInNetns(ns *os.File, port int) (net.Listener, error) {
 		return nil, fmt.Errorf("listener: %w", err)
 	}
 	return ln, nil
+}
+
+// ListenProxyIn makes the egress proxy's listener, 127.0.0.1:ProxyPort,
+// inside the network namespace ns (an open /proc/PID/ns/net, a
+// container's), bringing its loopback up. Serve it with an EgressServer;
+// commands there reach it at ProxyAddr. It needs CAP_SYS_ADMIN over ns.
+func ListenProxyIn(ns *os.File) (net.Listener, error) {
+	return listenInNetns(ns, ProxyPort)
 }
 
 // loopbackUp sets the IFF_UP flag of "lo" in the calling thread's

@@ -100,6 +100,14 @@ type Executor interface {
 	Exec(ctx context.Context, c Cmd) (Result, error)
 }
 
+// StageReporter is an Executor asked to stage its commands' writes
+// (Landlock.Stage, docker's Options.Stage) that can say why it does not:
+// StageErr is nil while it stages (or before it knows), else the reason
+// its commands write straight to the work dir.
+type StageReporter interface {
+	StageErr() error
+}
+
 // Errors Exec wraps, for callers to branch on with errors.Is.
 var (
 	// ErrInvalid marks a Cmd the backend refuses as given (a relative Dir,

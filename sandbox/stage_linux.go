@@ -60,12 +60,9 @@ func (c *stagerConn) ask(ctx context.Context, req string) error {
 func (c *stagerConn) close() { c.f.Close() }
 
 // initStage makes the stage root, where each staged command's upper dir
-// goes: private to rein, outside every grant of the commands, and only
-// when the work dir can be named in overlayfs's options.
+// goes: private to rein, outside every grant of the commands. Any work
+// dir name works: the overlay takes its layers by descriptor.
 func (st *landlockState) initStage() error {
-	if !overlaySafe(st.workDir) {
-		return fmt.Errorf("the work dir %s holds a character overlayfs options cannot carry (, : \\ = or a space)", st.workDir)
-	}
 	if filepath.Dir(st.workDir) == "/" {
 		return fmt.Errorf("the work dir %s is right under /, which the zygote would have to be granted", st.workDir)
 	}
@@ -77,7 +74,7 @@ func (st *landlockState) initStage() error {
 		return fmt.Errorf("stage root: %w", err)
 	}
 	real, err := filepath.EvalSymlinks(dir)
-	if err != nil || !overlaySafe(real) || within(real, st.workDir) || within(st.workDir, real) {
+	if err != nil || within(real, st.workDir) || within(st.workDir, real) {
 		os.RemoveAll(dir)
 		return fmt.Errorf("stage root %s cannot hold upper dirs for %s", dir, st.workDir)
 	}
@@ -112,18 +109,12 @@ func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req
 		if err != nil {
 			return Result{}, err
 		}
-		dir, err := os.MkdirTemp(st.stageRoot, "cmd-")
+		sd, err := NewStageDir(st.stageRoot)
 		if err != nil {
-			return Result{}, fmt.Errorf("%w: a stage dir: %w", ErrStart, err)
+			return Result{}, fmt.Errorf("%w: %w", ErrStart, err)
 		}
-		upper, work := filepath.Join(dir, "upper"), filepath.Join(dir, "work")
-		for _, d := range []string{upper, work} {
-			if err := os.Mkdir(d, 0o700); err != nil {
-				removeStageDir(dir)
-				return Result{}, fmt.Errorf("%w: a stage dir: %w", ErrStart, err)
-			}
-		}
-		if err := z.stage.ask(ctx, "m "+upper+" "+work); err != nil {
+		dir, upper := sd.Dir, sd.Upper
+		if err := z.stage.ask(ctx, "m "+filepath.Base(dir)); err != nil {
 			removeStageDir(dir)
 			if !z.alive() && !retried {
 				continue

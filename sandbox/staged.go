@@ -384,3 +384,7 @@ func put(root, up *os.Root, c Change) error {
 func tempBeside(rel string) string {
 	return filepath.Join(filepath.Dir(rel), fmt.Sprintf(".%s.rein-stage~", filepath.Base(rel)))
 }
+
+// RemoveStageDir removes a stage dir or stage root, whatever overlayfs
+// and the command left in it without permissions.
+func RemoveStageDir(dir string) { removeStageDir(dir) }

@@ -31,9 +31,11 @@ const stagerArg = "-stager"
 // namespace only (in the helper's user namespace when rein is not root).
 // It serves rein alone, on a socket no command holds, two requests:
 //
-//	m UPPER WORK   mount an overlay over the work dir: lower the work
-//	               dir, upper and work dirs inside the stage root; then
-//	               the credential masks that lie inside the work dir again
+//	m NAME         mount an overlay over the work dir: lower the work
+//	               dir, upper and work dirs NAME/upper and NAME/work in
+//	               the stage root (NAME is one plain name rein made);
+//	               then the credential masks that lie inside the work
+//	               dir again
 //	u              unmount it (lazily, with what is mounted on it)
 //
 // Each answered by "ok" or "error: why", one line. Because the overlay
@@ -54,8 +56,8 @@ func stagerMain(args []string) int {
 		return helperFail(nil, 126, fmt.Errorf("stager arguments: %w", err))
 	}
 	for _, p := range []string{*work, *root} {
-		if !filepath.IsAbs(p) || filepath.Clean(p) != p || !overlaySafe(p) {
-			return helperFail(nil, 126, fmt.Errorf("stager arguments: %q is not an absolute, clean path an overlay can name", p))
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return helperFail(nil, 126, fmt.Errorf("stager arguments: %q is not an absolute, clean path", p))
 		}
 	}
 	if *fd < 3 {
@@ -67,7 +69,7 @@ func stagerMain(args []string) int {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return helperFail(nil, 126, fmt.Errorf("stager: a private mount namespace: %w", err))
 	}
-	s := stager{work: *work, root: *root, maskSrc: *maskSrc, maskFiles: maskFiles, maskDirs: maskDirs}
+	s := stager{work: *work, root: *root, maskSrc: *maskSrc, maskFiles: maskFiles, maskDirs: maskDirs, userxattr: !initialUserNS()}
 	in := bufio.NewReader(conn)
 	for {
 		line, err := in.ReadString('\n')
@@ -92,26 +94,50 @@ type stager struct {
 	maskSrc             string
 	maskFiles, maskDirs []string
 	mounted             bool
+	userxattr           bool // in a user namespace: overlayfs keeps its marks in user.*
 }
 
 func (s *stager) do(req string) error {
 	f := strings.Split(req, " ")
 	switch {
-	case len(f) == 3 && f[0] == "m":
-		for _, p := range f[1:] {
-			if filepath.Clean(p) != p || !within(p, s.root) || p == s.root || !overlaySafe(p) {
-				return fmt.Errorf("%q is not a directory inside the stage root", p)
-			}
+	case len(f) == 2 && f[0] == "m":
+		name := f[1]
+		if !stageName(name) {
+			return fmt.Errorf("%q is not a stage dir's name", name)
 		}
 		if s.mounted {
 			return errors.New("an overlay is mounted already")
 		}
-		opts := "lowerdir=" + s.work + ",upperdir=" + f[1] + ",workdir=" + f[2] + ",redirect_dir=off,index=off,metacopy=off"
-		if os.Geteuid() != 0 {
-			opts += ",userxattr"
+		// Layers by descriptor (overlayMount): no path is spelled in a
+		// mount option, so the work dir's name may hold anything.
+		lower, err := openDir(s.work)
+		if err != nil {
+			return err
 		}
-		if err := unix.Mount("rein-stage", s.work, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		defer unix.Close(lower)
+		stage, err := openDir(filepath.Join(s.root, name))
+		if err != nil {
+			return err
+		}
+		defer unix.Close(stage)
+		upper, err := unix.Openat(stage, "upper", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("the upper dir: %w", err)
+		}
+		defer unix.Close(upper)
+		wdir, err := unix.Openat(stage, "work", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("the overlay's work dir: %w", err)
+		}
+		defer unix.Close(wdir)
+		m, err := overlayMount(lower, upper, wdir, s.userxattr)
+		if err != nil {
 			return fmt.Errorf("mounting the overlay: %w", err)
+		}
+		err = unix.MoveMount(m, "", lower, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+		unix.Close(m)
+		if err != nil {
+			return fmt.Errorf("mounting the overlay over the work dir: %w", err)
 		}
 		s.mounted = true
 		if err := s.mask(); err != nil {
@@ -168,11 +194,26 @@ func (s *stager) unmount() error {
 	return nil
 }
 
-// overlaySafe reports whether p can be named in overlayfs's mount options
-// as it is: no comma, colon, backslash or equals sign, no space or newline
-// (the stager's request syntax).
-func overlaySafe(p string) bool {
-	return !strings.ContainsAny(p, ",:\\= \n\t")
+// initialUserNS reports whether this process is in the initial user
+// namespace (its uid map is the whole identity range).
+func initialUserNS() bool {
+	b, err := os.ReadFile("/proc/self/uid_map")
+	return err == nil && strings.Join(strings.Fields(string(b)), " ") == "0 0 4294967295"
+}
+
+// stageName reports whether name is what os.MkdirTemp(root, "cmd-")
+// makes: one plain name, safe in the stager's request syntax.
+func stageName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "cmd-")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, r := range rest {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // startStager starts the stager from the helper (see stagerMain), before
@@ -195,8 +236,12 @@ func startStager(fd int, work, root string, cfg helperConfig) error {
 	sock := os.NewFile(uintptr(fd), "stager")
 	defer sock.Close()
 	if os.Geteuid() != 0 {
-		// An ambient capability must be inheritable first.
-		if err := inheritSysAdmin(); err != nil {
+		// Ambient capabilities must be inheritable first; and the
+		// helper's own ambient CAP_SETPCAP must not reach the stager.
+		if err := inheritStagerCaps(); err != nil {
+			return fmt.Errorf("starting the stager: %w", err)
+		}
+		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_LOWER, unix.CAP_SETPCAP, 0, 0); err != nil {
 			return fmt.Errorf("starting the stager: %w", err)
 		}
 	}
@@ -206,9 +251,9 @@ func startStager(fd int, work, root string, cfg helperConfig) error {
 		Env:        []string{},
 		ExtraFiles: []*os.File{sock},
 		SysProcAttr: &syscall.SysProcAttr{
-			// Outside rein's user namespace the stager keeps the one
-			// capability it needs across the exec; as root it has them.
-			AmbientCaps: ambientSysAdmin(),
+			// Outside rein's user namespace the stager keeps the
+			// capabilities it needs across the exec; as root it has them.
+			AmbientCaps: ambientStager(),
 		},
 	}
 	if err := cmd.Start(); err != nil {
@@ -218,22 +263,30 @@ func startStager(fd int, work, root string, cfg helperConfig) error {
 	return nil
 }
 
-func ambientSysAdmin() []uintptr {
+// stagerCaps are what the stager needs in a user namespace (rein not
+// root): CAP_SYS_ADMIN to mount, and CAP_DAC_OVERRIDE because overlayfs
+// makes its work dir's "work" with mode 0 and then works in it with the
+// mounter's credentials (without it the mount fails with EACCES).
+func stagerCaps() []uintptr { return []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE} }
+
+func ambientStager() []uintptr {
 	if os.Geteuid() == 0 {
 		return nil
 	}
-	return []uintptr{unix.CAP_SYS_ADMIN}
+	return stagerCaps()
 }
 
-// inheritSysAdmin adds CAP_SYS_ADMIN to the calling thread's inheritable
-// set (it is in the permitted one in the helper's user namespace).
-func inheritSysAdmin() error {
+// inheritStagerCaps adds stagerCaps to the calling thread's inheritable
+// set (they are in the permitted one in the helper's user namespace).
+func inheritStagerCaps() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("capget: %w", err)
 	}
-	data[unix.CAP_SYS_ADMIN/32].Inheritable |= 1 << (unix.CAP_SYS_ADMIN % 32)
+	for _, c := range stagerCaps() {
+		data[c/32].Inheritable |= 1 << (c % 32)
+	}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("capset: %w", err)
 	}

@@ -170,6 +170,20 @@ func (st *landlockState) startZygote(ctx context.Context, l *Landlock) (*zygote,
 	// rein's death (of whatever signal) gives the zygote SIGTERM, on which
 	// it kills everything its commands started, then exits.
 	attr.Pdeathsig = syscall.SIGTERM
+	if st.stageRoot != "" && attr.Cloneflags&syscall.CLONE_NEWUSER != 0 {
+		// As a user, the helper runs with rein's uid in its new user
+		// namespace, and an exec as a uid other than 0 empties the
+		// permitted set: without this the helper would hold no capability
+		// to hand the stager, which then could not mount. Ambient, these
+		// survive the exec: CAP_SYS_ADMIN and CAP_DAC_OVERRIDE for the
+		// stager (see stagerCaps), CAP_SETPCAP so that the helper can
+		// still empty its bounding set. The helper starts the stager with
+		// stagerCaps alone and then drops every capability, the ambient
+		// set too (dropCapabilities), before anything of a command runs.
+		// All of them hold in the helper's user namespace only, where
+		// rein's uid is the one uid mapped.
+		attr.AmbientCaps = append(stagerCaps(), unix.CAP_SETPCAP)
+	}
 	cmd := &exec.Cmd{
 		Path:        st.helper,
 		Args:        append([]string{st.helper, HelperArg}, helperArgs(cfg)...),

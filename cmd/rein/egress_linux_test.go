@@ -5,6 +5,7 @@ package main
 import (
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,16 +33,44 @@ func TestRunEgress(t *testing.T) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 
+	for _, c := range []struct {
+		backend string
+		args    []string
+		command string
+		out     string
+	}{
+		{"landlock", nil,
+			`curl -sS http://` + h.Addr.String() + `/; echo; curl -s -o /dev/null -w '%{http_code}\\n' http://` + h.Gateway.String() + `/`,
+			`from the test host\n403`},
+		{"docker", []string{"--image", "rein-test-busybox"},
+			`wget -qO- http://` + h.Addr.String() + `/; echo; wget -qO- http://` + h.Gateway.String() + `/ >/dev/null 2>&1 || echo refused`,
+			`from the test host\nrefused`},
+	} {
+		t.Run(c.backend, func(t *testing.T) {
+			if c.backend == "docker" {
+				err := exec.Command("docker", "image", "inspect", "rein-test-busybox").Run()
+				testenv.Need(t, "docker", err)
+			}
+			runEgress(t, h, c.backend, c.args, c.command, c.out)
+		})
+	}
+}
+
+// runEgress runs command through run_bash in a session of backend with
+// the test host h on the allowlist, and checks the command's output and
+// the audit log: the listed host answered, the gateway was refused.
+func runEgress(t *testing.T, h *testnet.Host, backend string, args []string, cmd, out string) {
 	dir := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	writeFile(t, filepath.Join(dir, "config", "rein", "config.toml"), "[sandbox.network]\nallow = [\""+h.Addr.String()+"\"]\n")
 	script := filepath.Join(dir, "s.json")
-	cmd := `curl -sS http://` + h.Addr.String() + `/; echo; curl -s -o /dev/null -w '%{http_code}\\n' http://` + h.Gateway.String() + `/`
 	writeFile(t, script, `{"turns":[{"text":"x","calls":[{"tool":"run_bash","args":{"command":"`+cmd+`"}}]},{"text":"done"}]}`)
 	auditDir := filepath.Join(dir, "audit")
-	code, _, stderr := runRein(t, "", "run", "--model", "scripted:"+script, "--workdir", workIn(t, dir), "--mode", "bypass",
-		"--tools", "run_bash", "--sandbox", "landlock", "--audit-dir", auditDir, "Fetch both pages with curl.")
+	argv := append([]string{"run", "--model", "scripted:" + script, "--workdir", workIn(t, dir), "--mode", "bypass",
+		"--tools", "run_bash", "--sandbox", backend, "--audit-dir", auditDir}, args...)
+	tool := strings.Fields(cmd)[0] // the drift gate wants the task to name it
+	code, _, stderr := runRein(t, "", append(argv, "Fetch both pages with "+tool+".")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -52,7 +81,7 @@ func TestRunEgress(t *testing.T) {
 	data, _ := os.ReadFile(logs[0])
 	log := string(data)
 	for _, want := range []string{
-		`from the test host\n403`, // the command's output: the listed host answered, the other was refused
+		out, // the command's output: the listed host answered, the other was refused
 		`"type":"egress"`, `"decision":"allow"`, `"host":"` + h.Addr.String() + `"`,
 		`"decision":"deny","gate":"egress","reason":"egress refused: not on the allowlist: ` + h.Gateway.String(),
 	} {

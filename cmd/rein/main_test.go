@@ -29,6 +29,7 @@ import (
 	"github.com/reinhq/rein/computer/browser"
 	"github.com/reinhq/rein/internal/testenv"
 	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/sandbox/docker"
 )
 
 var update = flag.Bool("u", false, "update testscript golden output")
@@ -108,6 +109,17 @@ func condition(cond string) (bool, error) {
 		err := sandbox.StageStatus()
 		if err != nil && testenv.Required("overlay") {
 			return false, fmt.Errorf("overlay is required here (REIN_REQUIRE=%s) but unavailable: %w", os.Getenv("REIN_REQUIRE"), err)
+		}
+		return err == nil, nil
+	case "dockerstage":
+		// The docker backend can stage here and the test image is built
+		// (scripts/build-test-image, or sandbox/docker's tests).
+		err := docker.StageStatus()
+		if err == nil {
+			err = exec.Command("docker", "image", "inspect", "rein-test-busybox").Run()
+		}
+		if err != nil && testenv.Required("docker") {
+			return false, fmt.Errorf("docker staging is required here (REIN_REQUIRE=%s) but unavailable: %w", os.Getenv("REIN_REQUIRE"), err)
 		}
 		return err == nil, nil
 	}

@@ -108,12 +108,22 @@ func (c *sandboxDoctorCmd) Run(ctx context.Context, e env) error {
 	} else {
 		working++
 		fmt.Fprintf(e.stdout, "%-9s yes  daemon reachable; pass --image (nothing is ever pulled)\n", termsafe.Line(c.Runtime))
+		if err := docker.StageStatus(); err != nil {
+			fmt.Fprintf(e.stdout, "  staging no   %v\n", termsafe.Line(err.Error()))
+		} else {
+			fmt.Fprintln(e.stdout, "  staging yes  rein mounts each command's overlay in the container: judged, saved for rollback, then applied")
+		}
+		if err := docker.EgressStatus(); err != nil {
+			fmt.Fprintf(e.stdout, "  network no   %v\n", termsafe.Line(err.Error()))
+		} else {
+			fmt.Fprintln(e.stdout, "  network yes  the egress proxy listens in the container's own network namespace (still --network none)")
+		}
 	}
 	fmt.Fprintln(e.stdout, "none      yes  only when asked for with --sandbox none: commands run with your rights")
 	if err := sandbox.EgressStatus(); err != nil {
 		fmt.Fprintf(e.stdout, "network   no   %v; commands have no network\n", termsafe.Line(err.Error()))
 	} else {
-		fmt.Fprintln(e.stdout, "network   yes  landlock commands reach the hosts of [sandbox.network] allow through rein's egress proxy (HTTP, CONNECT, SOCKS5)")
+		fmt.Fprintln(e.stdout, "network   yes  landlock (and docker, above) commands reach the hosts of [sandbox.network] allow through rein's egress proxy (HTTP, CONNECT, SOCKS5)")
 	}
 	if working == 0 {
 		fmt.Fprintln(e.stdout, "\nNo sandbox works here: run_bash will refuse to run unless you pass --sandbox none.")

@@ -62,6 +62,18 @@ func TestSandboxDoctor(t *testing.T) {
 	if !strings.Contains(stdout, want) {
 		t.Fatalf("doctor does not say %q of the egress proxy:\n%s", want, stdout)
 	}
+	// What the docker backend supports, when its daemon answers.
+	if strings.Contains(stdout, "docker    yes") {
+		for _, line := range []string{"  staging ", "  network "} {
+			yes := line + "yes  "
+			if os.Geteuid() != 0 {
+				yes = line + "no   "
+			}
+			if !strings.Contains(stdout, yes) {
+				t.Errorf("doctor does not say %q of the docker backend:\n%s", yes, stdout)
+			}
+		}
+	}
 }
 
 // run says loudly when commands run unsandboxed, and the log records which

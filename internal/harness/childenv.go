@@ -33,6 +33,14 @@ func (s sessionEnv) Exec(ctx context.Context, c sandbox.Cmd) (sandbox.Result, er
 	return s.Executor.Exec(ctx, c)
 }
 
+// StageErr passes on the backend's reason for not staging, if it has one.
+func (s sessionEnv) StageErr() error {
+	if r, ok := s.Executor.(sandbox.StageReporter); ok {
+		return r.StageErr()
+	}
+	return nil
+}
+
 // childInside returns what a backend's commands' environment is built
 // from: nothing of rein's environment for a container, placed as the
 // container has it (the host's PATH and HOME mean nothing there), else

@@ -41,11 +41,12 @@ type Sandbox struct {
 	// StageAskAbove is bash.Staging.AskAbove: how many files one command
 	// may change or delete before rein asks; 0 means the default.
 	StageAskAbove int
-	// Egress, when its allowlist is not empty, gives landlock commands the
-	// network through rein's egress proxy ([sandbox.network]); its Record
-	// is where each connection is reported (the session sets it to the
-	// audit log). Nil or an empty allowlist: no network. The docker
-	// backend does not take it (its containers keep --network none).
+	// Egress, when its allowlist is not empty, gives commands the network
+	// through rein's egress proxy ([sandbox.network]); its Record is where
+	// each connection is reported (the session sets it to the audit log).
+	// Nil or an empty allowlist: no network. Landlock and docker take it
+	// alike (a container keeps --network none; the proxy listens inside
+	// its namespace).
 	Egress *egress.Config
 	// OneShot opens the executor for one command (`rein sandbox exec`):
 	// landlock runs it through a helper of its own, unstaged, instead of
@@ -61,18 +62,37 @@ func (s Sandbox) landlock(workdir string, mem int64) *sandbox.Landlock {
 // withNetwork gives l the egress proxy s asks for: nothing when none is
 // asked for, an error when this process cannot serve it (not root).
 func (s Sandbox) withNetwork(l *sandbox.Landlock) error {
-	if s.Egress == nil || len(s.Egress.Allow) == 0 {
-		return nil
-	}
-	if os.Geteuid() != 0 {
-		return errors.New("[sandbox.network] allow needs rein to run as root with the landlock backend (rein listens for the egress proxy inside the sandbox's network namespace); remove the allowlist to run commands without network")
-	}
-	p, err := egress.New(*s.Egress)
-	if err != nil {
+	p, err := s.proxy()
+	if p == nil || err != nil {
 		return err
 	}
 	l.Net, l.Egress = sandbox.NetProxy, p
 	return nil
+}
+
+// proxy is the egress proxy s asks for; nil when none is.
+func (s Sandbox) proxy() (*egress.Proxy, error) {
+	if s.Egress == nil || len(s.Egress.Allow) == 0 {
+		return nil, nil
+	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("[sandbox.network] allow needs rein to run as root (rein listens for the egress proxy inside the sandbox's network namespace); remove the allowlist to run commands without network")
+	}
+	return egress.New(*s.Egress)
+}
+
+// docker is the docker executor's options s asks for.
+func (s Sandbox) docker(workdir, session, mem string) (docker.Options, error) {
+	o := docker.Options{Runtime: s.Runtime, Image: s.Image, WorkDir: workdir, Session: session, Memory: mem,
+		Stage: !s.NoStage && !s.OneShot}
+	p, err := s.proxy()
+	if err != nil {
+		return o, err
+	}
+	if p != nil {
+		o.Egress = p
+	}
+	return o, nil
 }
 
 // unavailable is the executor of a session that has no sandbox and did not
@@ -118,7 +138,11 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 		if s.Image == "" {
 			return nil, "", nil, errors.New("--sandbox docker needs --image (no image is ever pulled)")
 		}
-		d, err := docker.Start(ctx, docker.Options{Runtime: s.Runtime, Image: s.Image, WorkDir: workdir, Session: session, Memory: dmem})
+		o, err := s.docker(workdir, session, dmem)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("--sandbox docker: %w", err)
+		}
+		d, err := docker.Start(ctx, o)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("--sandbox docker: %w", err)
 		}
@@ -134,7 +158,11 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 		}
 		_ = l.Close()
 		if s.Image != "" {
-			d, derr := docker.Start(ctx, docker.Options{Runtime: s.Runtime, Image: s.Image, WorkDir: workdir, Session: session, Memory: dmem})
+			o, derr := s.docker(workdir, session, dmem)
+			var d *docker.Executor
+			if derr == nil {
+				d, derr = docker.Start(ctx, o)
+			}
 			if derr == nil {
 				return d, d.Name(), d, nil
 			}

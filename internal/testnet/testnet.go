@@ -37,7 +37,12 @@ type Host struct {
 // New makes a namespace and a veth pair with a random /30 of
 // 198.51.100.0/24 and returns the host at its far end. Close removes
 // both.
-func New(ctx context.Context) (*Host, error) {
+func New(ctx context.Context) (*Host, error) { return NewTagged(ctx, "t") }
+
+// NewTagged is New with tag in the namespace's name (rein-TAG…), so that
+// tests of several packages sharing a machine can tell their
+// namespaces apart.
+func NewTagged(ctx context.Context, tag string) (*Host, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("making a network namespace needs root")
 	}
@@ -49,7 +54,7 @@ func New(ctx context.Context) (*Host, error) {
 	id := hex.EncodeToString(b[:3])
 	sub := byte(binary.BigEndian.Uint16(b[2:]) % 64 * 4)
 	h := &Host{
-		name:    "rein-t" + id,
+		name:    "rein-" + tag + id,
 		Gateway: netip.AddrFrom4([4]byte{198, 51, 100, sub + 1}),
 		Addr:    netip.AddrFrom4([4]byte{198, 51, 100, sub + 2}),
 	}

@@ -63,12 +63,21 @@
 // (builtins of every common sh). It must not need root: commands run as the
 // user's uid:gid with no capabilities.
 //
+// With Options.Stage (rein as root on Linux) each command's writes are
+// staged: rein attaches an overlay over the work dir in the container's
+// mount namespace from a thread of its own that entered it, and the
+// result carries a sandbox.Staged, as the landlock backend's does. With
+// Options.Egress rein listens for its egress proxy inside the container's
+// network namespace, which keeps --network none.
+//
 // What the package will not do: pull an image, mount anything but the work
-// dir, mount a work dir that is or holds a home directory, a credential
+// dir (and, staged, the overlay over it and the masks inside that), mount a work dir that is or holds a home directory, a credential
 // directory or a system directory (/etc, /run with the docker socket, …),
 // run with --privileged, or share the host's network or pid namespace. It
 // does not keep a command's own processes apart from each other inside the
 // container (a command may read another's /proc entries, as the same user),
 // and a process that leaves the wrapper's session (setsid) lives on until
-// Close. Podman is driven with the same flags but is not tested here.
+// Close (staged, until its command ends: rein kills what a staged command
+// leaves in the container's cgroup). Podman is driven with the same flags
+// but is not tested here.
 package docker

@@ -89,6 +89,20 @@ type Options struct {
 	// SIGKILL; 0 means sandbox.DefaultGrace, a negative value kills at
 	// once. An aborted command is killed at once regardless.
 	Grace time.Duration
+	// Stage stages each command's writes (Result.Staged, see
+	// sandbox.Staged), as the landlock backend does: rein mounts an
+	// overlay over the work dir in the container's mount namespace for
+	// the command and reads its upper dir when it ends. It needs rein to
+	// run as root on Linux with overlayfs taking layers by descriptor;
+	// where it cannot, commands write straight to the work dir and
+	// StageErr says why.
+	Stage bool
+	// Egress, when set, gives commands the network through it and nothing
+	// else: rein listens on sandbox.ProxyAddr inside the container's
+	// network namespace (which keeps --network none: its loopback only)
+	// and every command gets sandbox.ProxyEnv. It needs rein to run as
+	// root on Linux; Start fails otherwise.
+	Egress sandbox.EgressServer
 }
 
 // DefaultEnv is the environment of a command in the container when neither
@@ -120,10 +134,15 @@ type Executor struct {
 	opts      Options // as checked by Start, to start the container again
 	src       string  // the work dir's real path, bind-mounted
 	masks     maskSource
-	memLimit  int64 // Options.Memory in bytes, for OOM reports
+	memLimit  int64      // Options.Memory in bytes, for OOM reports
+	stageRoot string     // where staged commands' upper dirs go; "" unstaged
+	stageMu   sync.Mutex // staged commands run one at a time
 
 	mu       sync.Mutex
-	oom      string // the container's OOM kill counter file; "" if unknown
+	ns       *nsState      // what rein serves in the current container's namespaces
+	maskList sandbox.Masks // the masks found for the current container, mounted again over each overlay
+	stageErr error         // why commands are not staged although Stage asked
+	oom      string        // the container's OOM kill counter file; "" if unknown
 	closed   bool
 	restarts int   // containers started to replace a dead one
 	dead     error // set once a restart failed: wraps sandbox.ErrExecutorDead
@@ -183,11 +202,22 @@ func (e *Executor) restart(ctx context.Context, id string) error {
 	}
 	e.restarts++
 	_ = e.remove(id)
+	e.ns.close()
+	e.ns = nil
 	newID, err := e.create(ctx)
 	if err == nil {
-		var res sandbox.Result
 		e.id = newID
 		e.oom = e.oomFile(ctx, newID)
+		e.mu.Unlock()
+		ns, nerr := e.enter(ctx, newID)
+		e.mu.Lock()
+		e.ns = ns
+		if nerr != nil {
+			err = nerr
+		}
+	}
+	if err == nil {
+		var res sandbox.Result
 		e.mu.Unlock()
 		res, err = e.execOnce(ctx, sandbox.Cmd{Script: ":", Dir: e.workDir, Env: []string{}, Timeout: startTimeout})
 		e.mu.Lock()
@@ -241,14 +271,33 @@ func Start(ctx context.Context, o Options) (*Executor, error) {
 	if e.memLimit, err = sandbox.ParseMemory(o.Memory); err != nil {
 		return nil, fmt.Errorf("%w: %w", sandbox.ErrInvalid, err)
 	}
+	if o.Egress != nil {
+		if o.Network != DefaultNetwork {
+			return nil, fmt.Errorf("%w: the egress proxy needs network %q, not %q", sandbox.ErrInvalid, DefaultNetwork, o.Network)
+		}
+		if err := egressSupported(); err != nil {
+			return nil, fmt.Errorf("%w: %w", sandbox.ErrUnsupported, err)
+		}
+	}
+	if o.Stage {
+		if err := e.initStage(); err != nil {
+			e.stageErr = err
+		}
+	}
 	if e.masks, err = newMaskSource(); err != nil {
+		e.removeStageRoot()
 		return nil, fmt.Errorf("%w: %w", sandbox.ErrStart, err)
 	}
 	if e.id, err = e.create(ctx); err != nil {
 		e.masks.remove()
+		e.removeStageRoot()
 		return nil, err
 	}
 	e.oom = e.oomFile(ctx, e.id)
+	if e.ns, err = e.enter(ctx, e.id); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("%w: %w", sandbox.ErrStart, err)
+	}
 	res, err := e.Exec(ctx, sandbox.Cmd{Script: ":", Dir: o.WorkDir, Env: []string{}, Timeout: startTimeout})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("%w: the image cannot run the command wrapper (exit %d): %s", sandbox.ErrStart, res.ExitCode, strings.TrimSpace(res.Stderr))
@@ -265,10 +314,12 @@ func (e *Executor) create(ctx context.Context) (string, error) {
 	name := "rein-" + randomHex(6)
 	// Found afresh for every container: a restart masks what the session
 	// has made since.
-	mounts, err := maskMounts(sandbox.FindMasks(e.src, ""), e.src, e.opts.WorkDir, e.masks)
+	masks := sandbox.FindMasks(e.src, "")
+	mounts, err := maskMounts(masks, e.src, e.opts.WorkDir, e.masks)
 	if err != nil {
 		return "", err
 	}
+	e.maskList = masks
 	work, err := mountFlag(e.src, e.opts.WorkDir, false)
 	if err != nil {
 		return "", err
@@ -303,7 +354,56 @@ func (e *Executor) Close() error {
 	}
 	e.closed = true
 	defer e.masks.remove()
-	return e.remove(e.id)
+	defer e.removeStageRoot()
+	err := e.remove(e.id)
+	e.ns.close()
+	e.ns = nil
+	return err
+}
+
+func (e *Executor) removeStageRoot() {
+	if e.stageRoot != "" {
+		sandbox.RemoveStageDir(e.stageRoot)
+	}
+}
+
+// nsNow returns what rein serves in the current container, and the
+// container's masks.
+func (e *Executor) nsNow() (*nsState, sandbox.Masks) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ns, e.maskList
+}
+
+// StageErr says why commands are not staged although Options.Stage asked
+// for it (not root, no overlay here, mounting it in the container
+// failed); nil when they are, or when Stage was not asked for.
+func (e *Executor) StageErr() error { return e.stageErrNow() }
+
+func (e *Executor) stageErrNow() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stageErr
+}
+
+// stageFailed turns staging off for the executor's life.
+func (e *Executor) stageFailed(why error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stageErr == nil {
+		e.stageErr = why
+	}
+}
+
+// kill makes the executor dead with why and removes its container: what
+// runs in it can no longer be trusted to be confined as described.
+func (e *Executor) kill(why error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead == nil {
+		e.dead = why
+	}
+	_ = e.remove(e.id)
 }
 
 func (e *Executor) isClosed() bool {

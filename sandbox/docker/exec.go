@@ -59,7 +59,7 @@ const stdinVar = "REIN_SANDBOX_STDIN"
 // in the new one; when that fails too, or the new container dies as well,
 // Exec returns sandbox.ErrExecutorDead from then on.
 func (e *Executor) Exec(ctx context.Context, c sandbox.Cmd) (sandbox.Result, error) {
-	res, err := e.execOnce(ctx, c)
+	res, err := e.execStaged(ctx, c)
 	if !errors.Is(err, errNotRun) || ctx.Err() != nil {
 		return res, err
 	}
@@ -67,10 +67,15 @@ func (e *Executor) Exec(ctx context.Context, c sandbox.Cmd) (sandbox.Result, err
 	if e.running(ctx, id) {
 		return res, err // the container is fine; the command could not start in it
 	}
-	if rerr := e.restart(ctx, id); rerr != nil {
+	// No staged command may run while the container and the namespaces
+	// rein serves in it are replaced.
+	e.stageMu.Lock()
+	rerr := e.restart(ctx, id)
+	e.stageMu.Unlock()
+	if rerr != nil {
 		return res, rerr
 	}
-	return e.execOnce(ctx, c)
+	return e.execStaged(ctx, c)
 }
 
 // errNotRun marks an Exec whose wrapper never ran in the container: nothing
@@ -172,6 +177,9 @@ func (e *Executor) prepare(c sandbox.Cmd) (sandbox.Cmd, error) {
 	}
 	if c.Env == nil {
 		c.Env = e.env
+	}
+	if e.opts.Egress != nil {
+		c.Env = sandbox.ProxyEnv(c.Env, sandbox.ProxyAddr())
 	}
 	return c, checkEnv(c.Env)
 }

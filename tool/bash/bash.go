@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/reinhq/rein/protect"
@@ -112,7 +113,7 @@ func RunBash(ex sandbox.Executor, workdir string, o Options) tool.Tool {
 	if o.Staging != nil {
 		staging = *o.Staging
 	}
-	r := &runner{ex: ex, root: workdir, env: env, def: defT, max: maxT, staging: staging,
+	r := &runner{ex: ex, root: workdir, env: env, def: defT, max: maxT, staging: staging, staged: o.Staging != nil,
 		watch: &watch{root: workdir, list: list, quarantine: o.Quarantine}}
 	return tool.New(tool.Spec{
 		Name:        Name,
@@ -150,6 +151,8 @@ type runner struct {
 	def, max time.Duration
 	watch    *watch
 	staging  Staging
+	staged   bool        // the session stages (Options.Staging set)
+	told     atomic.Bool // the model was told the sandbox could not stage
 }
 
 func (r *runner) run(ctx context.Context, a Args) (string, error) {
@@ -172,6 +175,8 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 		} else if staged, err = r.settle(ctx, res.Staged); err != nil {
 			return "", err
 		}
+	} else if err == nil {
+		staged = r.unstagedNote()
 	}
 	// Whatever became of the command, what it did to protected paths is
 	// undone before anything else runs.
@@ -185,6 +190,22 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 		return "", fmt.Errorf("the command could not be started (%w); check the working directory and try again", err)
 	}
 	return format(res, timeout) + note, nil
+}
+
+// unstagedNote tells the model and the trace, once per session, that the
+// sandbox was asked to stage writes and cannot: they went straight to the
+// work dir, beyond rollback. Nothing is lost, but nothing is undoable.
+func (r *runner) unstagedNote() string {
+	rep, ok := r.ex.(sandbox.StageReporter)
+	if !r.staged || !ok {
+		return ""
+	}
+	why := rep.StageErr()
+	if why == nil || r.told.Swap(true) {
+		return ""
+	}
+	return "\n[rein: commands' writes are not staged in this session (" + why.Error() +
+		"): they go straight to the work dir, and rein rollback cannot undo them]"
 }
 
 // lookup checks that the working directory exists and lies inside the work
