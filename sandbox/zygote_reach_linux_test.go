@@ -44,7 +44,7 @@ echo end
 `
 
 // No command of any fresh executor can signal, stop or read the zygote or
-// rein: 100 fresh sessions, each probing from its very first command (the
+// rein: fresh sessions, each probing from its very first command (the
 // one that once, about one session in three, shared the zygote's main
 // thread and so its Landlock domain), a few again from a later one.
 func TestZygoteUnreachable(t *testing.T) {
@@ -52,8 +52,13 @@ func TestZygoteUnreachable(t *testing.T) {
 	if err != nil {
 		newZygoteExecutor(t, &Landlock{}) // skips, or fails under REIN_REQUIRE
 	}
-	sessions := 100
-	if testing.Short() {
+	// The bug this guards against showed in about one fresh session in
+	// three: 24 sessions miss it with odds under 1 in 10,000.
+	// REIN_SOAK=1 runs the 100 sessions of the original hunt.
+	sessions := 24
+	if os.Getenv("REIN_SOAK") != "" {
+		sessions = 100
+	} else if testing.Short() {
 		sessions = 10
 	}
 	env := append(MinimalEnv(), "REIN="+strconv.Itoa(os.Getpid()))
