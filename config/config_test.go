@@ -278,8 +278,7 @@ func TestKeys(t *testing.T) {
 		"sandbox.backend", "sandbox.image", "sandbox.runtime", "sandbox.memory", "sandbox.stage_ask_above", "sandbox.unstaged",
 		"sandbox.network.allow", "sandbox.network.internal", "sandbox.network.max_connections", "sandbox.network.max_bytes",
 		"audit.dir", "audit.durability", "flow.on_hit", "protect.paths", "mcp.servers", "model.default",
-		"approvals.url", "approvals.token_file", "telemetry.otlp_endpoint", "telemetry.content", "prices",
-		"approvals.url", "approvals.token_file",
+		"approvals.url", "approvals.token_file", "telemetry.otlp_endpoint", "telemetry.content",
 		"budget.day_max_cost_usd", "budget.day_max_tokens", "budget.tenant_max_cost_usd", "budget.tenant_max_tokens", "budget.tenant", "prices",
 	}
 	if got := config.Keys(); !slices.Equal(got, want) {

@@ -171,6 +171,7 @@ func (c *chat) status() string {
 // mark colours a line of rein's: green for what was allowed, red for a
 // refusal or a stop; as it is without a terminal or under NO_COLOR.
 func (c *chat) mark(good bool, s string) string {
+	s = termsafe.Text(s) // idempotent on text already made safe
 	if c.ui == nil {
 		return s
 	}

@@ -543,7 +543,7 @@ func runSession(ctx context.Context, e env, opts guarded.Options, j job, asJSON,
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			if err := exp.Shutdown(sctx); err != nil {
-				fmt.Fprintf(e.stderr, "rein: traces: %v\n", err)
+				fmt.Fprintf(e.stderr, "rein: traces: %s\n", termsafe.Line(err.Error()))
 			}
 		}()
 		ts := exp.Session(ctx)

@@ -29,6 +29,7 @@ type tracer struct {
 
 // mark colours line as allowed (good) or refused.
 func (t *tracer) mark(good bool, line string) string {
+	line = termsafe.Line(line) // idempotent on a line already made safe
 	if t.styles == nil {
 		return line
 	}

@@ -75,6 +75,8 @@ func (l *Ledger) Read(source string, args json.RawMessage, text string) {
 				r.args = append(r.args, fold(strings.TrimSpace(big.NewFloat(v).Text('f', -1))))
 			}
 		}
+		// A set: in order, so a ledger rebuilt on resume is the live one.
+		slices.Sort(r.args)
 	}
 	r.fields, r.records = fieldsOf(text)
 	r.fields = slices.DeleteFunc(r.fields, func(f field) bool {

@@ -25,7 +25,7 @@ import (
 // the functions in each that return text already made safe (each must
 // call termsafe or another of them: the test checks it).
 var printingPackages = map[string][]string{
-	"cmd/rein": {"clip", "shorten", "callText", "refusalText"},
+	"cmd/rein": {"clip", "shorten", "callText", "refusalText", "(*chat).mark", "(*chat).answer", "(*tracer).mark"},
 	"approve":  {"layout", "whole", "fit", "argLine", "commandLines", "stickyLegend"},
 	"audit":    {"clip", "clean", "callText", "resultText", "decision", "intentDetails", "callRef", "limitsText"},
 }
@@ -126,6 +126,16 @@ func checkPackage(t *testing.T, fset *token.FileSet, imp types.Importer, dir, pa
 		safe[k] = true
 	}
 	for _, f := range safeFuncs {
+		// A method is listed as "(*T).m" and named by types as
+		// "(*path.T).m".
+		if recv, m, ok := strings.Cut(strings.TrimPrefix(f, "(*"), ")."); ok && strings.HasPrefix(f, "(*") {
+			obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(lookupType(pkg, recv)), true, pkg, m)
+			if obj == nil {
+				t.Errorf("%s: %s is listed as returning safe text but does not exist", path, f)
+			}
+			safe["(*"+path+"."+recv+")."+m] = true
+			continue
+		}
 		if pkg.Scope().Lookup(f) == nil {
 			t.Errorf("%s: %s is listed as returning safe text but does not exist", path, f)
 		}
@@ -167,6 +177,15 @@ func checkPackage(t *testing.T, fset *token.FileSet, imp types.Importer, dir, pa
 		})
 	}
 	return problems
+}
+
+// lookupType is the named type name of pkg, or an empty struct when there
+// is none (the method lookup then fails and the test says so).
+func lookupType(pkg *types.Package, name string) types.Type {
+	if tn, ok := pkg.Scope().Lookup(name).(*types.TypeName); ok {
+		return tn.Type()
+	}
+	return types.NewStruct(nil, nil)
 }
 
 // callee names the function a call calls: "pkg.Func" or "pkg.(*T).Method".
