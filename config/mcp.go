@@ -86,6 +86,18 @@ type MCPTool struct {
 // DefaultMCPTimeout bounds one MCP tool call when the config sets none.
 const DefaultMCPTimeout = 60 * time.Second
 
+// MinMCPStartTimeout is the least time a server gets to start and list
+// its tools, whatever its per-call timeout: a process that starts a
+// runtime (node, python) or runs in a fresh sandbox is slower to answer
+// its first message than a call; a start that hangs still ends.
+const MinMCPStartTimeout = 30 * time.Second
+
+// StartTimeout bounds the server's start: the handshake and the listing
+// of its tools. It is its call timeout, and at least MinMCPStartTimeout.
+func (s MCPServer) StartTimeout() time.Duration {
+	return max(s.CallTimeout(), MinMCPStartTimeout)
+}
+
 // CallTimeout is the server's per-call timeout.
 func (s MCPServer) CallTimeout() time.Duration {
 	if s.Timeout <= 0 {

@@ -83,11 +83,11 @@ func dial(ctx context.Context, name string, sc config.MCPServer, opts Options, p
 		tr = &sdk.StreamableClientTransport{Endpoint: sc.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
 		s.transport = "http: " + sc.URL
 	}
-	cctx, cancel := context.WithTimeout(ctx, sc.CallTimeout())
+	cctx, cancel := context.WithTimeout(ctx, sc.StartTimeout())
 	defer cancel()
 	cs, err := client.Connect(cctx, tr, nil)
 	if err != nil {
-		err = s.explain(cctx, ctx, err)
+		err = s.explain(cctx, ctx, sc.StartTimeout(), err)
 		if s.proc != nil {
 			s.proc.stop()
 		}
@@ -103,12 +103,12 @@ func dial(ctx context.Context, name string, sc config.MCPServer, opts Options, p
 
 // list returns every tool the server offers, page by page.
 func (s *server) list(ctx context.Context) ([]*sdk.Tool, error) {
-	lctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout())
+	lctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout())
 	defer cancel()
 	var tools []*sdk.Tool
 	for t, err := range s.cs.Tools(lctx, nil) {
 		if err != nil {
-			return nil, s.explain(lctx, ctx, err)
+			return nil, s.explain(lctx, ctx, s.cfg.StartTimeout(), err)
 		}
 		tools = append(tools, t)
 		if len(tools) > 10_000 {
@@ -165,7 +165,7 @@ func (s *server) call(ctx context.Context, name string, args []byte) (*sdk.CallT
 	defer cancel()
 	res, err := s.cs.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: rawArgs(args)})
 	if err != nil {
-		return nil, s.explain(cctx, ctx, err)
+		return nil, s.explain(cctx, ctx, s.cfg.CallTimeout(), err)
 	}
 	return res, nil
 }
@@ -174,12 +174,12 @@ func (s *server) call(ctx context.Context, name string, args []byte) (*sdk.CallT
 // the caller's context ended (returned as it is), the server took too
 // long, its connection is gone (with what it last wrote on stderr), or
 // it answered with an error.
-func (s *server) explain(cctx, parent context.Context, err error) error {
+func (s *server) explain(cctx, parent context.Context, limit time.Duration, err error) error {
 	switch {
 	case parent.Err() != nil:
 		return context.Cause(parent)
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("%w: server %q took longer than %v; whether the call had an effect is unknown", ErrTimeout, s.name, s.cfg.CallTimeout())
+		return fmt.Errorf("%w: server %q took longer than %v; whether the call had an effect is unknown", ErrTimeout, s.name, limit)
 	case errors.As(err, new(*jsonrpc.Error)) && !s.closed():
 		return fmt.Errorf("server %q answered with an error: %w", s.name, err)
 	case !errors.Is(err, sdk.ErrConnectionClosed) && !s.ending():

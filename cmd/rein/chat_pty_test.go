@@ -172,7 +172,7 @@ func startChat(t *testing.T, dir, script string, environ ...string) (*ptytest.PT
 	p.ANSI = true
 	cmd := exec.Command(exe, "--model", "scripted:"+script, "--workdir", workIn(t, dir), "--tools", "calc",
 		"--durability", "flush", "--audit-dir", filepath.Join(dir, "audit"))
-	cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "XDG_STATE_HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "TERM=xterm-256color", "NO_COLOR=")
+	cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "XDG_STATE_HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "TERM=xterm-256color", "NO_COLOR=", "CI=")
 	cmd.Env = append(cmd.Env, environ...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.Slave, p.Slave, p.Slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
@@ -307,7 +307,7 @@ func TestNoTerminalQueryAtStart(t *testing.T) {
 	}
 	p := ptytest.Open(t, 80, 24)
 	cmd := exec.Command(exe, "version")
-	cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "TERM=xterm-256color", "XDG_STATE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "REIN_TEST_MAIN=1", "TERM=xterm-256color", "CI=", "XDG_STATE_HOME="+t.TempDir())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.Slave, p.Slave, p.Slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Run(); err != nil {
