@@ -261,6 +261,12 @@ type Result struct {
 	// and refusal flag. What the model read is built from it when each
 	// request is; a conversation's next turn passes it on (State).
 	Messages []model.Message `json:"-"`
+	// Answered, when a stop cut a step short (Messages then ends with the
+	// model's message that asked for tools), are the answers of that
+	// message's calls recorded before the stop, in order: results, and
+	// refusals. The calls without one may or may not have run. A
+	// conversation's next turn shows them (NextTurn).
+	Answered []model.ToolResult `json:"-"`
 	// Err is the cause for every stop but StopDone: the exceeded limit, the
 	// model's error, the context's cause.
 	Err error `json:"-"`

@@ -45,6 +45,7 @@ type run struct {
 	unnoted  []*model.ToolCall          // resume: calls of the rebuilt conversation whose arguments the Provenance has not been told
 	view     view                       // the conversation as the model reads it, rendered and counted as it grows
 	args     map[string]json.RawMessage // resume: each call's arguments by id, to tell a result with its call
+	answered []model.ToolResult         // the answers of a step cut short, recorded before the stop (Result.Answered)
 }
 
 // Run runs task until it stops, and reports why. It never panics on model or
@@ -212,10 +213,17 @@ func (r *run) step() *errStop {
 	results := make([]model.Block, 0, len(calls))
 	for _, c := range calls {
 		res, stop := r.call(step, c, true)
+		if res.CallID != "" {
+			results = append(results, model.ResultBlock(res))
+		}
 		if stop != nil {
+			// Cut short: the conversation ends with the model's message;
+			// the answers recorded so far are kept for a next turn.
+			for _, b := range results {
+				r.answered = append(r.answered, *b.Result)
+			}
 			return stop
 		}
-		results = append(results, model.ResultBlock(res))
 	}
 	r.msgs = append(r.msgs, model.Message{Role: model.RoleUser, Blocks: results})
 	return nil
@@ -293,10 +301,11 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 	}
 	if err := r.take(charge); err != nil {
 		rec.Type, rec.Decision, rec.Gate, rec.Reason = audit.Verdict, audit.DecisionOf(gate.Deny), gate.NameBudget, err.Error()
+		rec.Content = refusedPrefix + "the " + gate.NameBudget + " gate: " + err.Error()
 		if s := r.record(rec); s != nil {
 			return model.ToolResult{}, s
 		}
-		return model.ToolResult{}, &errStop{StopBudget, err}
+		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: rec.Content, IsError: true, Refused: true}, &errStop{StopBudget, err}
 	}
 	call := &gate.Call{ID: c.ID, Name: c.Name, Args: c.Args, Tool: t}
 	v := r.l.cfg.Gates.Decide(r.ctx, call)
@@ -314,10 +323,11 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 	}
 	if v.Decision != gate.Allow {
 		r.res.Refusals[v.Gate]++
+		refused := model.ToolResult{CallID: c.ID, Name: c.Name, Content: rec.Content, IsError: true, Refused: true}
 		if s := r.ctxStop(); s != nil { // an approval cut short by an abort
-			return model.ToolResult{}, s
+			return refused, s
 		}
-		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: rec.Content, IsError: true, Refused: true}, nil
+		return refused, nil
 	}
 
 	rec.Type, rec.Decision, rec.Gate, rec.Reason, rec.Approval = audit.Intent, audit.Decision{}, "", "", nil
@@ -358,7 +368,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		if s := r.record(audit.Record{Type: audit.Result, Step: step, CallID: c.ID, Tool: c.Name, Key: rec.Key, Content: res, IsError: true, DurationMS: ms(took)}); s != nil {
 			return model.ToolResult{}, s
 		}
-		return model.ToolResult{}, &errStop{StopError, fmt.Errorf("%s: %w", c.Name, err)}
+		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: res, IsError: true}, &errStop{StopError, fmt.Errorf("%s: %w", c.Name, err)}
 	}
 	res := model.ToolResult{CallID: c.ID, Name: c.Name, Content: out, Images: images, Source: src}
 	if err != nil {
@@ -376,10 +386,10 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 	}); s != nil {
 		return model.ToolResult{}, s
 	}
+	r.l.tell(res, c.Args) // recorded: in the conversation even if an abort cuts the step here
 	if s := r.ctxStop(); s != nil {
-		return model.ToolResult{}, s
+		return res, s
 	}
-	r.l.tell(res, c.Args)
 	return res, nil
 }
 
@@ -468,6 +478,7 @@ func (r *run) finish(stop *errStop) Result {
 	r.res.Steps, r.res.ToolCalls = used.Steps, used.ToolCalls
 	r.res.Usage, r.res.Tokens, r.res.CostUSD = used.Usage, used.Tokens, used.CostUSD
 	r.res.Messages = r.msgs
+	r.res.Answered = r.answered
 	if stop.reason == StopDone {
 		r.res.Answer = r.answer
 	}

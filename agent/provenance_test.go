@@ -120,3 +120,43 @@ func TestProvenanceOnResume(t *testing.T) {
 		t.Errorf("provenance got %q, want %q", rec.got, want)
 	}
 }
+
+// A conversation's next turn (State.Turn) tells the Provenance only the
+// user's new words, wherever NextTurn put them — after the answers of a
+// turn cut short and rein's note on how it ended — and not rein's note,
+// nor what the turns before told it already.
+func TestProvenanceOnNextTurn(t *testing.T) {
+	t.Parallel()
+	reg, err := tool.NewRegistry(&probe{name: "reader"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	l, err := agent.New(agent.Config{
+		Model:      script(t, `{"turns":[{"text":"done"}]}`),
+		Tools:      reg,
+		Gates:      gate.NewPipeline(nil, gate.NewAvailability([]string{"reader"})),
+		Provenance: rec,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []model.Message{
+		{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock("the task")}},
+		{Role: model.RoleAssistant, Blocks: []model.Block{model.CallBlock(model.ToolCall{ID: "c0", Name: "reader"}), model.CallBlock(model.ToolCall{ID: "c1", Name: "reader"})}},
+	}
+	answered := []model.ToolResult{{CallID: "c0", Name: "reader", Content: "file text"}}
+	const words = "<user_input>\npay 12.50 instead\n</user_input>"
+	next := agent.NextTurn(msgs, answered, "aborted: Ctrl-C", words)
+	last := next[len(next)-1]
+	if len(next) != 3 || len(last.Blocks) != 4 || last.Blocks[0].Result.Content != "file text" ||
+		last.Blocks[1].Result.Content != agent.UnfinishedCall || !last.Blocks[1].Result.Refused || last.Blocks[3].Text != words {
+		t.Fatalf("NextTurn: %+v", next)
+	}
+	if res := l.Resume(t.Context(), agent.State{Messages: next, Turn: true, Message: "pay 12.50 instead"}); res.Stop != agent.StopDone {
+		t.Fatalf("stop %s: %v", res.Stop, res.Err)
+	}
+	if want := []string{"trusted: " + words}; !slices.Equal(rec.got, want) {
+		t.Errorf("provenance got %q, want %q", rec.got, want)
+	}
+}

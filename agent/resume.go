@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/budget"
@@ -33,6 +34,11 @@ type State struct {
 	// steps and calls only, while the token and cost caps go on counting
 	// the whole conversation (budget.Meter.BeginTurn).
 	Turn bool
+	// Message is the user's message that begins this turn (with Turn): it
+	// is recorded in the resume record (its Task), so that the audit log
+	// keeps every message of a conversation and the conversation can be
+	// rebuilt from it (NextTurn). Messages already holds it.
+	Message string
 	// Messages and Settled are always raw, as a run keeps them (see
 	// Result.Messages): the task and each tool result as they were before
 	// the model read them (redacted, not capped, not wrapped), each result
@@ -72,13 +78,16 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 	if st.Turn {
 		r.meter.BeginTurn()
 	}
-	if st.Raw {
+	switch {
+	case st.Raw:
 		r.tellAll()
 		r.msgs = l.recompact(r.msgs)
-	} else {
+	case st.Turn:
+		r.tellNewWords()
+	default:
 		r.replay(st)
 	}
-	stop := r.record(audit.Record{Type: audit.Resume, Reason: st.Note, Steps: st.Used.Steps, ToolCalls: st.Used.ToolCalls})
+	stop := r.record(audit.Record{Type: audit.Resume, Reason: st.Note, Task: st.Message, Steps: st.Used.Steps, ToolCalls: st.Used.ToolCalls})
 	if stop == nil && (len(st.Settled) > 0 || len(st.Pending) > 0) {
 		// The answers, in the order of the calls they answer, as a live
 		// step gives them: a settled result admitted, a pending call run
@@ -107,11 +116,16 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 				r.noteUpTo(id, false)
 			}
 			res, s := r.call(step, pending[id], false)
+			if res.CallID != "" {
+				results = append(results, model.ResultBlock(res))
+			}
 			if s != nil {
+				for _, b := range results {
+					r.answered = append(r.answered, *b.Result)
+				}
 				stop = s
 				break
 			}
-			results = append(results, model.ResultBlock(res))
 		}
 		if stop == nil {
 			r.msgs = append(r.msgs, model.Message{Role: model.RoleUser, Blocks: results})
@@ -121,6 +135,61 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 		stop = r.step()
 	}
 	return r.finish(stop)
+}
+
+// UnfinishedCall answers a call whose turn ended before its result was
+// recorded (NextTurn).
+const UnfinishedCall = "Not known whether this call ran: the turn ended (cancelled by the user, or a limit) before its result was recorded. Check before relying on its effect."
+
+// NextTurn returns the conversation msgs going on with the user's next
+// message, text (already wrapped as the user's input).
+//
+// When the model's last message asked for tools (a turn cut short in the
+// middle of a step), each of its calls is answered: by its answer in
+// answered (Result.Answered: recorded before the stop), else as not known
+// to have run (UnfinishedCall). When the previous turn ended early, ended
+// says why ("" when it ended done) and the model is told so before the
+// user's words. The user's message joins the last message when that is
+// the user's (a turn stopped after its tool results): the roles keep
+// alternating.
+//
+// A live conversation and one rebuilt from its audit log both go through
+// here, with the same answers, so they are the same.
+func NextTurn(msgs []model.Message, answered []model.ToolResult, ended, text string) []model.Message {
+	msgs = slices.Clone(msgs)
+	var blocks []model.Block
+	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleAssistant {
+		var calls []*model.ToolCall
+		for _, b := range msgs[n-1].Blocks {
+			if b.Kind == model.KindToolCall && b.Call != nil {
+				calls = append(calls, b.Call)
+			}
+		}
+		known := map[string]model.ToolResult{}
+		for _, a := range answered {
+			known[a.CallID] = a
+		}
+		for _, c := range calls {
+			res, ok := known[c.ID]
+			if !ok {
+				// rein's words, not the tool's (Refused): never taken for its output
+				res = model.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Refused: true, Content: UnfinishedCall}
+			}
+			blocks = append(blocks, model.ResultBlock(res))
+		}
+	}
+	if ended != "" {
+		blocks = append(blocks, model.TextBlock(turnNote+" before it was finished ("+ended+"); the user now says:]"))
+	}
+	blocks = append(blocks, model.TextBlock(text))
+	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleUser {
+		last := msgs[n-1]
+		last.Blocks = append(slices.Clone(last.Blocks), blocks...)
+		msgs[n-1] = last
+	} else {
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Blocks: blocks})
+	}
+	return msgs
 }
 
 // answerOrder returns the ids of the settled and pending calls: in the
@@ -163,10 +232,10 @@ func (r *run) answerOrder(st State) []string {
 // each later message of the user's, trusted; each call's arguments before
 // its result; each tool result that is not a refusal, capped, untrusted.
 func (r *run) tellAll() {
-	for _, m := range r.msgs {
+	for i, m := range r.msgs {
 		for j, b := range m.Blocks {
 			switch {
-			case j == 0 && m.Role == model.RoleUser && b.Kind == model.KindText:
+			case userWords(i, j, m, b):
 				r.l.tellTask(b.Text)
 			case b.Kind == model.KindToolCall && b.Call != nil:
 				r.unnoted = append(r.unnoted, b.Call)
@@ -231,6 +300,48 @@ func (r *run) noteUpTo(id string, with bool) {
 	}
 }
 
+// tellNewWords tells the Provenance the user's message that begins a
+// conversation's next turn (State.Turn, not Raw): the turns before told it
+// everything else as it entered the conversation, this loop's Provenance
+// being theirs. Told again, the conversation would grow the Provenance at
+// every turn, and differ from the same conversation rebuilt from its log.
+func (r *run) tellNewWords() {
+	p := r.l.cfg.Provenance
+	n := len(r.msgs)
+	if p == nil || n == 0 {
+		return
+	}
+	for j, b := range r.msgs[n-1].Blocks {
+		if userWords(n-1, j, r.msgs[n-1], b) {
+			p.Trusted(b.Text)
+		}
+	}
+}
+
+// userWords reports whether block j of message i of a conversation is
+// the user's own words: the task (the first block of the first message),
+// a later message of the user's, which a conversation's next turn wraps
+// as the user's input (NextTurn) wherever it stands in its message (after
+// the answers of a turn cut short, after rein's note on how that turn
+// ended), or the first block of a later message of the user's role in a
+// conversation an embedder built. Other text blocks of the user's role
+// are rein's (a compaction's summary, that note), never the user's; no
+// tool result is a text block.
+func userWords(i, j int, m model.Message, b model.Block) bool {
+	if m.Role != model.RoleUser || b.Kind != model.KindText {
+		return false
+	}
+	if strings.HasPrefix(b.Text, "<user_input") {
+		return true
+	}
+	// A conversation an embedder built: the first block of a message of
+	// the user's, unless it is rein's note on how a turn ended.
+	return j == 0 && (i == 0 || !strings.HasPrefix(b.Text, turnNote))
+}
+
+// turnNote starts rein's note on how the previous turn ended (NextTurn).
+const turnNote = "[rein: the previous turn ended"
+
 // replay tells the Provenance what entered the context before: the task
 // and the user's later messages (a user message that starts with text) as
 // trusted, every tool result that is not a refusal as untrusted. A
@@ -241,12 +352,10 @@ func (r *run) replay(st State) {
 	if p == nil {
 		return
 	}
-	for _, m := range st.Messages {
-		for i, b := range m.Blocks {
+	for i, m := range st.Messages {
+		for j, b := range m.Blocks {
 			switch {
-			case i == 0 && m.Role == model.RoleUser && b.Kind == model.KindText:
-				// The task, or a later message of the user's. Other text
-				// blocks (a compaction's summary) are rein's, not the user's.
+			case userWords(i, j, m, b):
 				p.Trusted(b.Text)
 			case b.Kind == model.KindToolCall && b.Call != nil:
 				t, _ := r.l.cfg.Tools.Lookup(b.Call.Name)

@@ -376,11 +376,24 @@ type Resumed struct {
 	// Boundary is the session's intake boundary, from its start record
 	// (meta "intake_boundary"); empty makes a new one.
 	Boundary string
+	// Goals are the user's later messages of a conversation, from its log
+	// (resume.Point.Goals): the intent-drift gate counts them as part of
+	// the task, as it did live.
+	Goals []string
+	// Message, when set, goes on with a conversation (rein chat --resume)
+	// instead of the interrupted turn: its last turn is closed as a live
+	// conversation closes it (Ended says why it ended early, "" when it
+	// ended done; resume.Point.Ended), and the user's message begins a new
+	// turn. Next then holds the conversation on, as Chat's next does.
+	Message string
+	Ended   string
+	Next    func(ctx context.Context, res agent.Result) (msg string, ok bool)
 }
 
 // Resume continues the interrupted session r instead of starting one: in
 // its log, under its id, from where it stood, with the gates and sandbox
-// of opts (which should be the session's own, from its start record).
+// of opts (which should be the session's own, from its start record). With
+// r.Message it goes on with a conversation instead (Resumed.Message).
 func (s *Session) Resume(ctx context.Context, r Resumed) Result {
 	spec := s.spec
 	if r.Log == nil {
@@ -389,7 +402,10 @@ func (s *Session) Resume(ctx context.Context, r Resumed) Result {
 	spec.Task = r.Task
 	spec.ID = r.Log.Session()
 	s.spec.ID = spec.ID
-	spec.Resume = &harness.Resumed{Log: r.Log, State: r.State, Boundary: r.Boundary}
+	spec.Resume = &harness.Resumed{Log: r.Log, State: r.State, Boundary: r.Boundary, Goals: r.Goals}
+	if r.Message != "" {
+		spec.Resume.Message, spec.Resume.Ended, spec.Next = r.Message, r.Ended, r.Next
+	}
 	return s.start(ctx, spec)
 }
 

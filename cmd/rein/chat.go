@@ -20,6 +20,7 @@ import (
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/internal/checkpoint"
 	"github.com/reinhq/rein/internal/termsafe"
+	"github.com/reinhq/rein/model/scripted"
 )
 
 // chatCmd is the interactive agent: rein with no command. Each message the
@@ -31,6 +32,7 @@ import (
 // questions come on the same terminal.
 type chatCmd struct {
 	agentFlags `embed:""`
+	Resume     string `placeholder:"SESSION" help:"Go on with an earlier conversation (or run): its id, a unique prefix of one, or its audit log's path (rein sessions lists them). It goes on in its own audit log and work dir, with the model, tools, mode and sandbox it had unless flags say otherwise; the config's rules and caps are today's."`
 }
 
 // The chat's slash commands.
@@ -59,11 +61,28 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	if ui != nil && ui.act != nil {
 		e.stdout, e.stderr = ui.act.Writer(e.stdout), ui.act.Writer(e.stderr)
 	}
+	var earlier *earlierChat
+	if c.Resume != "" {
+		// Read before anything is built: the conversation's work dir and
+		// model are the session's own. Its log stays locked until the
+		// session closes it (or, when nothing is said, until we leave).
+		var err error
+		if earlier, err = c.openEarlier(); err != nil {
+			return err
+		}
+		defer earlier.close()
+	}
 	p, err := c.prepare(ctx, e)
 	if err != nil {
 		return err
 	}
 	defer p.lines.Close()
+	if earlier != nil {
+		p.opts.AuditDir = filepath.Dir(earlier.path)
+		if s, ok := p.opts.Model.(*scripted.Model); ok {
+			s.Skip(earlier.point.ModelCalls) // the script goes on past the calls the conversation made
+		}
+	}
 	if ui != nil {
 		if ui.act != nil {
 			defer ui.act.Stop()
@@ -112,6 +131,9 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	fmt.Fprintf(talk, "rein: talking to %s in %s (mode %s, sandbox %s); /help lists commands, %s or Ctrl-D leaves\n",
 		termsafe.Line(c.Model), termsafe.Line(p.opts.WorkDir), termsafe.Line(modeName(string(p.opts.Mode))),
 		termsafe.Line(sandboxName(p.opts.Sandbox.Backend)), exitCommand)
+	if earlier != nil {
+		ch.goOnFrom(earlier)
+	}
 	// A terminal echoes what the user types; piped input is echoed by
 	// rein, so the transcript reads the same. On a terminal each "You:"
 	// is answered only by what is typed after it, as an approval is: a
@@ -125,7 +147,12 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	p.meta.Conversation = true
 	p.opts.Meta = p.meta
 	p.opts.TurnContext = ch.turnContext
-	out, err := runSession(ctx, e, p.opts, job{Task: first, Chat: ch.next, Observe: ch.observe}, c.JSON, true, p)
+	j := job{Task: first, Chat: ch.next, Observe: ch.observe}
+	if earlier != nil {
+		j.Task, j.Resume = earlier.point.Task, earlier.resumed(first, ch.next)
+		earlier.log = nil // the session closes it
+	}
+	out, err := runSession(ctx, e, p.opts, j, c.JSON, true, p)
 	if err != nil {
 		return err
 	}

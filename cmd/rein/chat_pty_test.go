@@ -160,6 +160,95 @@ func TestChatInATerminal(t *testing.T) {
 	}
 }
 
+// A conversation whose turn was cancelled with Ctrl-C, and then left,
+// goes on in a new rein with --resume: in the same log, told how its last
+// turn ended, and the model's next answer reaches the terminal.
+func TestChatResumeAfterCtrlC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts rein as a subprocess in a terminal")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	work := workIn(t, dir)
+	script := filepath.Join(dir, "chat.json")
+	writeFile(t, script, `{"turns":[
+	 {"text":"sleeping","calls":[{"tool":"run_bash","args":{"command":"echo $$ > sleep.pid.tmp && mv sleep.pid.tmp sleep.pid && exec sleep 30"}}]},
+	 {"text":"Picked up where we were."}]}`)
+	backend := "landlock"
+	if _, err := sandbox.LandlockStatus(); err != nil {
+		backend = "none"
+	}
+	auditDir := filepath.Join(dir, "audit")
+	environ := append(os.Environ(), "REIN_TEST_MAIN=1", "XDG_STATE_HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	unstaged(t, filepath.Join(dir, "config"))
+	start := func(args ...string) (*ptytest.PTY, *exec.Cmd) {
+		p := ptytest.Open(t, 120, 40)
+		p.ANSI = true
+		cmd := exec.Command(exe, args...)
+		cmd.Env = environ
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = p.Slave, p.Slave, p.Slave
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return p, cmd
+	}
+	p, cmd := start("--model", "scripted:"+script, "--workdir", work, "--tools", "run_bash", "--sandbox", backend,
+		"--durability", "flush", "--audit-dir", auditDir)
+	waitPrompt(t, p, 1)
+	p.Type(t, "Wait a while.\r")
+	p.WaitFor(t, "[y/N]", 1)
+	p.Type(t, "y\n")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(work, "sleep.pid")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the command never started:\n%s", p.Raw())
+		}
+	}
+	p.Type(t, "\x03")
+	p.WaitFor(t, "rein: turn 1 stopped: cancelled", 1)
+	waitPrompt(t, p, 2)
+	p.Type(t, "\x04")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("rein chat: %v\n%s", err, p.Raw())
+	}
+	logs, _ := filepath.Glob(filepath.Join(auditDir, "*.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("logs %v", logs)
+	}
+	id := strings.TrimSuffix(filepath.Base(logs[0]), ".jsonl")
+
+	p, cmd = start("--resume", id[:len(id)-4], "--audit-dir", auditDir, "--durability", "flush")
+	p.WaitFor(t, "going on with session "+id, 1)
+	p.WaitFor(t, "its last turn ended before it was finished (aborted", 1)
+	waitPrompt(t, p, 1)
+	p.Type(t, "Where were we?\r")
+	p.WaitFor(t, "Picked up where we were.", 1)
+	p.WaitFor(t, "rein: turn 2:", 1)
+	waitPrompt(t, p, 2)
+	p.Type(t, "/exit\r")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("rein chat --resume: %v\n%s", err, p.Raw())
+	}
+	data, _ := os.ReadFile(logs[0])
+	for _, want := range []string{`"type":"abort"`, `"task":"Where were we?"`, `"answer":"Picked up where we were."`} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("the log lacks %s", want)
+		}
+	}
+	verify := exec.Command(exe, "audit", "verify", logs[0])
+	verify.Env = environ
+	if out, err := verify.CombinedOutput(); err != nil {
+		t.Errorf("the log does not verify: %v\n%s", err, out)
+	}
+}
+
 // startChat starts rein chat on a new terminal with the state (and so the
 // prompt's history) in dir.
 func startChat(t *testing.T, dir, script string, environ ...string) (*ptytest.PTY, *exec.Cmd) {

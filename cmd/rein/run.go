@@ -273,7 +273,7 @@ func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
 	if tty {
 		opts.Asker = questionAsker{lines: lines, out: e.stderr, timeout: c.ApprovalTimeout}
 	}
-	meta := settings{Model: c.Model, Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
+	meta := settings{Model: recordedModel(c.Model), Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
 		PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: charged}
 	opts.Meta = meta
 	if asker != nil {
@@ -284,6 +284,18 @@ func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
 		tc.Endpoint = c.OTLPEndpoint
 	}
 	return &prepared{opts: opts, meta: meta, pricing: pr, maxCost: cfg.Limits.MaxCostUSD, lines: lines, tty: tty, asker: asker, telemetry: tc}, nil
+}
+
+// recordedModel is the model's name as the session's settings record it,
+// for a resume to build it again from anywhere: a script's path made
+// absolute.
+func recordedModel(name string) string {
+	if path, ok := strings.CutPrefix(name, "scripted:"); ok && path != "" && !filepath.IsAbs(path) {
+		if abs, err := filepath.Abs(path); err == nil {
+			return "scripted:" + abs
+		}
+	}
+	return name
 }
 
 // optionsOf is what a configuration says of a session, as guarded options:

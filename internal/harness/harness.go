@@ -119,6 +119,16 @@ type Resumed struct {
 	// Boundary is the session's intake boundary, from its start record
 	// (meta "intake_boundary"); empty makes a new one.
 	Boundary string
+	// Goals are the user's messages after the task, from the log: the
+	// intent-drift gate counts them as part of the task, as it did live.
+	Goals []string
+	// Message, when set, goes on with a new turn of the conversation (rein
+	// chat --resume): State's last turn is closed as a live conversation
+	// closes it (Ended says why it ended early, "" when it ended done) and
+	// the user's message follows. Unset, the interrupted turn goes on
+	// from where it stood (rein resume).
+	Message string
+	Ended   string
 }
 
 // Outcome is what a session did.
@@ -297,10 +307,25 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		turnCtx = func(ctx context.Context, _ int) (context.Context, context.CancelFunc) { return ctx, func() {} }
 	}
 	turn := 1
+	if r := spec.Resume; r != nil && r.Message != "" {
+		turn = len(r.Goals) + 2 // the turns of the conversation so far, then this one
+	}
 	tctx, done := turnCtx(ctx, turn)
 	var res agent.Result
-	if spec.Resume != nil {
-		res = loop.Resume(tctx, spec.Resume.State)
+	if r := spec.Resume; r != nil {
+		st := r.State
+		if dg != nil {
+			for _, g := range r.Goals {
+				dg.AddGoal(g)
+			}
+		}
+		if r.Message != "" {
+			if dg != nil {
+				dg.AddGoal(r.Message)
+			}
+			st = resumedTurn(st, r.Ended, redact(r.Message), wrap)
+		}
+		res = loop.Resume(tctx, st)
 	} else {
 		res = loop.Run(tctx, spec.Task)
 	}
@@ -357,52 +382,51 @@ func withToken(redact func(string) string, token string) func(string) string {
 }
 
 // nextTurn is where a conversation stands when the user says msg after a
-// task that ended done: the conversation so far and the user's message
+// turn that ended as res: the conversation so far and the user's message
 // (marked as the user's input, like the first task), with what was used
-// counted on.
-//
-// After a turn that ended early (cancelled, a per-turn cap, a failed model
-// call), the calls of the model's last message that have no result are
-// answered as not known to have run, and the model is told, before the
-// user's words, how the turn ended: every request stays well formed, and
-// the model does not take an unfinished turn for a finished one.
+// counted on. After a turn that ended early (cancelled, a per-turn cap, a
+// failed model call) the model is told how it ended, and the calls of its
+// last message that have no result are answered as not known to have run
+// (agent.NextTurn): every request stays well formed, and the model does
+// not take an unfinished turn for a finished one.
 func nextTurn(res agent.Result, msg string, wrap intake.Wrapper) agent.State {
-	msgs := append([]model.Message(nil), res.Messages...)
-	var blocks []model.Block
-	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleAssistant {
-		for _, b := range msgs[n-1].Blocks {
-			if b.Kind == model.KindToolCall && b.Call != nil {
-				blocks = append(blocks, model.ResultBlock(model.ToolResult{CallID: b.Call.ID, Name: b.Call.Name, IsError: true, Content: unfinishedCall}))
-			}
-		}
-	}
-	if res.Stop != agent.StopDone {
-		why := string(res.Stop)
-		if res.Err != nil {
-			why += ": " + res.Err.Error()
-		}
-		blocks = append(blocks, model.TextBlock("[rein: the previous turn ended before it was finished ("+why+"); the user now says:]"))
-	}
-	blocks = append(blocks, model.TextBlock(wrap.Task(msg)))
-	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleUser {
-		// The turn stopped after its tool results: one user message, not two.
-		last := msgs[n-1]
-		last.Blocks = append(append([]model.Block(nil), last.Blocks...), blocks...)
-		msgs[n-1] = last
-	} else {
-		msgs = append(msgs, model.Message{Role: model.RoleUser, Blocks: blocks})
-	}
 	return agent.State{
-		Messages: msgs,
+		Messages: agent.NextTurn(res.Messages, res.Answered, turnEnd(res), wrap.Task(msg)),
 		Used:     budget.Used{Steps: res.Steps, ToolCalls: res.ToolCalls, Usage: res.Usage, Tokens: res.Tokens, CostUSD: res.CostUSD},
 		Note:     "the user said: " + msg,
 		Turn:     true,
+		Message:  msg,
 	}
 }
 
-// unfinishedCall answers a call whose turn ended before its result was
-// recorded.
-const unfinishedCall = "Not known whether this call ran: the turn ended (cancelled by the user, or a limit) before its result was recorded. Check before relying on its effect."
+// turnEnd says why a turn that ended as res ended early; "" when it ended
+// done. A conversation rebuilt from its log says the same (resume.Read).
+func turnEnd(res agent.Result) string {
+	if res.Stop == agent.StopDone {
+		return ""
+	}
+	why := string(res.Stop)
+	if res.Err != nil {
+		why += ": " + res.Err.Error()
+	}
+	return why
+}
+
+// resumedTurn is where a conversation rebuilt from its audit log stands
+// when the user says msg (Resumed.Message): its last turn closed as
+// nextTurn closes it live (the answers the log has, the other calls
+// answered as not known to have run; State.Pending is not run) and the
+// user's message.
+func resumedTurn(st agent.State, ended, msg string, wrap intake.Wrapper) agent.State {
+	return agent.State{
+		Messages: agent.NextTurn(st.Messages, st.Settled, ended, wrap.Task(msg)),
+		Used:     st.Used,
+		Note:     "the user said: " + msg,
+		Turn:     true,
+		Message:  msg,
+		Raw:      st.Raw,
+	}
+}
 
 // TurnEnded reports whether a conversation must end after a turn that
 // ended as res: its session's ctx is done (the whole session aborted), or

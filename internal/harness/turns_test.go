@@ -46,12 +46,14 @@ func TestStepCapEndsOnlyTheTurn(t *testing.T) {
 }
 
 // Cancelling a turn's context aborts that turn only: the abort record
-// says which turn, a call left without a result is answered as not known
-// to have run (so the next request is well formed), and the next turn runs.
+// says which turn, a call of the cut step keeps the answer the log has
+// (the refusal of the approval the Ctrl-C cut short), a call left without
+// one is answered as not known to have run (so the next request is well
+// formed), and the next turn runs.
 func TestCancelledTurnKeepsTheConversation(t *testing.T) {
 	t.Parallel()
 	m := &recording{Model: model(t, `{"turns":[
-	 {"text":"a","calls":[{"tool":"write_file","args":{"path":"x.txt","content":"x"}}]},
+	 {"text":"a","calls":[{"tool":"write_file","args":{"path":"x.txt","content":"x"}},{"tool":"write_file","args":{"path":"y.txt","content":"y"}}]},
 	 {"text":"b"}]}`)}
 	var abortTurn func(string)
 	approver := approve.Func(func(ctx context.Context, _ approve.Request) (bool, error) {
@@ -81,8 +83,10 @@ func TestCancelledTurnKeepsTheConversation(t *testing.T) {
 		t.Fatalf("turns ended %v; session %s %q", stops, out.Stop, out.Answer)
 	}
 	last := m.reqs[len(m.reqs)-1]
-	if !strings.Contains(last, "Not known whether this call ran") || !strings.Contains(last, "never mind") {
-		t.Fatalf("the call of the cancelled turn is unanswered in the next request:\n%s", last)
+	refused := `"call_id":"call_1_1","name":"write_file","content":"Refused: write_file needs a human's approval`
+	unknown := `"call_id":"call_1_2","name":"write_file","content":"Not known whether this call ran`
+	if !strings.Contains(last, refused) || !strings.Contains(last, unknown) || !strings.Contains(last, "never mind") {
+		t.Fatalf("the calls of the cancelled turn are not answered as the log knows them in the next request:\n%s", last)
 	}
 	logs, _ := filepath.Glob(filepath.Join(audit, "*.jsonl"))
 	if len(logs) != 1 {

@@ -63,7 +63,20 @@ type Point struct {
 	Unjudged   int
 	Unfinished []Unfinished
 	ModelCalls int
+	// Goals are the user's messages after the task, in order, when the
+	// session is a conversation (rein chat): each began a turn, and the
+	// log keeps it in that turn's resume record.
+	Goals []string
+	// Ended says why the last turn ended early, as a live conversation
+	// tells the model at its next turn: its stop and error, or that rein
+	// stopped in the middle of it; "" when it ended done.
+	Ended string
 }
+
+// Finished reports whether the session's last turn ended on its own
+// (done): a run has nothing to resume, while a conversation can go on
+// with a new message (rein chat --resume).
+func (p *Point) Finished() bool { return p.Stop == agent.StopDone }
 
 // Start is what a session_start record's config says (agent's startConfig).
 type Start struct {
@@ -100,6 +113,12 @@ type response struct {
 }
 
 // Read reconstructs the point a log reached. recs is the whole log, in order.
+// It returns ErrFinished, with the point, for a session whose last turn
+// ended done.
+//
+// A conversation's later messages (a resume record with a Task) are put
+// where the live conversation put them (agent.NextTurn), each wrapped as
+// the user's input with the session's boundary.
 //
 // A call run again by an earlier resume (its verdict, intent and result
 // repeated under the same call id) is one call: it appears once in the
@@ -114,10 +133,15 @@ func Read(recs []audit.Record) (*Point, error) {
 			return nil, fmt.Errorf("the session_start record's config: %w", err)
 		}
 	}
+	wrap, err := p.Wrapper()
+	if err != nil {
+		return nil, err
+	}
 	msgs := []model.Message{{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(p.Task)}}}
 	var (
-		cur  *response
-		used = p.State.Used
+		cur     *response
+		used    = p.State.Used
+		stopped *audit.Record // the stop record of the turn in the log, nil while it runs
 	)
 	flush := func() {
 		if cur == nil {
@@ -178,13 +202,29 @@ func Read(recs []audit.Record) (*Point, error) {
 			if cur != nil {
 				cur.results[r.CallID] = result(r)
 			}
+		case audit.Resume:
+			if r.Task == "" {
+				continue // rein resume went on with the same turn
+			}
+			// The user's next message: a new turn.
+			var settled []model.ToolResult
+			if cur != nil {
+				msgs = append(msgs, *cur.msg)
+				for _, c := range cur.calls {
+					if res, ok := cur.results[c.ID]; ok {
+						settled = append(settled, res)
+					}
+				}
+				cur = nil
+			}
+			msgs = agent.NextTurn(msgs, settled, turnEnd(stopped), wrap.Task(r.Task))
+			p.Goals = append(p.Goals, r.Task)
+			p.Stop, stopped = "", nil
 		case audit.Stop:
-			p.Stop = r.Stop
+			p.Stop, stopped = r.Stop, &r
 		}
 	}
-	if p.Stop == agent.StopDone {
-		return nil, ErrFinished
-	}
+	p.Ended = turnEnd(stopped)
 	// The last response: its answered calls are settled; the others are
 	// unfinished (an intent, no result) or unjudged (no verdict at all).
 	if cur != nil {
@@ -213,7 +253,25 @@ func Read(recs []audit.Record) (*Point, error) {
 	p.State.Raw = true
 	used.Tokens = used.Usage.Total()
 	p.State.Used = used
+	if p.Finished() {
+		return p, ErrFinished
+	}
 	return p, nil
+}
+
+// turnEnd says why the turn whose stop record is stop ended early, as the
+// live conversation said it (its stop, and its error); "" when it ended
+// done. A turn with no stop record ended when rein stopped.
+func turnEnd(stop *audit.Record) string {
+	switch {
+	case stop == nil:
+		return "interrupted: rein stopped in the middle of it"
+	case stop.Stop == agent.StopDone:
+		return ""
+	case stop.Error != "":
+		return string(stop.Stop) + ": " + stop.Error
+	}
+	return string(stop.Stop)
 }
 
 // call returns the call of this response that verdict r judges, if an
