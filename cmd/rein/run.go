@@ -574,6 +574,9 @@ func runSession(ctx context.Context, e env, opts guarded.Options, j job, asJSON,
 	s, err := guarded.New(ctx, opts)
 	if r, ok := opts.Approver.(*serve.Remote); ok && err == nil {
 		r.Session, r.Task = s.ID(), j.Task // who asks, as the page shows it
+		if j.Resume != nil {
+			r.Session = j.Resume.Log.Session() // a resumed session goes on under its own id
+		}
 	}
 	if err != nil {
 		if j.Resume != nil {

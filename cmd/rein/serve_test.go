@@ -94,6 +94,44 @@ func TestServeApprovesACLIRun(t *testing.T) {
 		t.Errorf("out.txt: %q %v", b, err)
 	}
 
+	// The same session, gone on with as a conversation: its questions
+	// reach the queue under its own id, not a new one.
+	logs, _ := filepath.Glob(filepath.Join(dir, "cli-audit", "*.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("logs %v", logs)
+	}
+	session := strings.TrimSuffix(filepath.Base(logs[0]), ".jsonl")
+	if err := os.WriteFile(script, []byte(`{"turns":[{"text":"writing","calls":[{"tool":"write_file","args":{"path":"out.txt","content":"approved\n"}}]},{"text":"done"},
+		{"text":"again","calls":[{"tool":"write_file","args":{"path":"more.txt","content":"more\n"}}]},{"text":"done again"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		ran <- run(t.Context(), []string{"chat", "--resume", session, "--audit-dir", filepath.Join(dir, "cli-audit"),
+			"--approvals", base, "--approvals-token-file", tokenFile, "--approval-timeout", "30s"},
+			env{stdin: strings.NewReader("Write more.txt\n"), stdout: io.Discard, stderr: io.Discard})
+	}()
+	var again struct {
+		Approvals []struct{ ID, Tool, Token, Session string }
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(again.Approvals) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the resumed conversation's question never reached the queue")
+		}
+		_, body := call("GET", "/v1/approvals", "")
+		_ = json.Unmarshal([]byte(body), &again)
+	}
+	if a := again.Approvals[0]; a.Session != session {
+		t.Errorf("the resumed conversation asks as session %q, want %q", a.Session, session)
+	} else if code, body := call("POST", "/v1/approvals/"+a.ID, fmt.Sprintf(`{"token":%q,"decision":"approve"}`, a.Token)); code != 200 {
+		t.Fatalf("answer: %d %s", code, body)
+	}
+	if code := <-ran; code != exitOK {
+		t.Fatalf("rein chat --resume exited %d", code)
+	}
+	if b, err := os.ReadFile(filepath.Join(work, "more.txt")); err != nil || string(b) != "more\n" {
+		t.Errorf("more.txt: %q %v", b, err)
+	}
+
 	// A session created through the API, with a limit.
 	body, _ := json.Marshal(map[string]any{"task": "Say done", "model": "scripted:" + script, "workdir": work, "mode": "plan", "limits": map[string]any{"max_steps": 5}})
 	code, created := call("POST", "/v1/sessions", string(body))
