@@ -136,12 +136,12 @@ func (c *chat) goOnFrom(ec *earlierChat) {
 		fmt.Fprintf(c.talk, "rein: its last turn ended before it was finished (%s); the model is told so with your next message\n", termsafe.Line(p.Ended))
 	}
 	for _, u := range p.Unfinished {
-		state := "never ran"
+		call := u.Call.Name + " " + compact(u.Call.Args)
 		if u.Started {
-			state = "may or may not have run"
+			fmt.Fprintf(c.talk, "rein: %s may or may not have run; the model is told it is not known\n", termsafe.Line(call))
+			continue
 		}
-		fmt.Fprintf(c.talk, "rein: %s %s %s; the model is told it is not known\n",
-			termsafe.Line(u.Call.Name), termsafe.Line(compact(u.Call.Args)), state)
+		fmt.Fprintf(c.talk, "rein: %s was judged and did not start; the model is told it is not known\n", termsafe.Line(call))
 	}
 }
 

@@ -5,7 +5,6 @@ package main
 import (
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,8 +47,7 @@ func TestRunEgress(t *testing.T) {
 	} {
 		t.Run(c.backend, func(t *testing.T) {
 			if c.backend == "docker" {
-				err := exec.Command("docker", "image", "inspect", "rein-test-busybox").Run()
-				testenv.Need(t, "docker", err)
+				testenv.Need(t, "docker", testImage())
 			}
 			runEgress(t, h, c.backend, c.args, c.command, c.out)
 		})

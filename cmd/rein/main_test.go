@@ -113,10 +113,10 @@ func condition(cond string) (bool, error) {
 		return err == nil, nil
 	case "dockerstage":
 		// The docker backend can stage here and the test image is built
-		// (scripts/build-test-image, or sandbox/docker's tests).
+		// (scripts/build-test-image).
 		err := docker.StageStatus()
 		if err == nil {
-			err = exec.Command("docker", "image", "inspect", "rein-test-busybox").Run()
+			err = testImage()
 		}
 		if err != nil && testenv.Required("docker") {
 			return false, fmt.Errorf("docker staging is required here (REIN_REQUIRE=%s) but unavailable: %w", os.Getenv("REIN_REQUIRE"), err)
@@ -124,6 +124,19 @@ func condition(cond string) (bool, error) {
 		return err == nil, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
+// testImage makes sure the docker sandbox's test image is there: built
+// when missing, with scripts/build-test-image (sandbox/docker's tests may
+// be building it at the same moment: a second build of the tag is harmless).
+func testImage() error {
+	if exec.Command("docker", "image", "inspect", "rein-test-busybox").Run() == nil {
+		return nil
+	}
+	if out, err := exec.Command("../../scripts/build-test-image").CombinedOutput(); err != nil {
+		return fmt.Errorf("the test image rein-test-busybox is missing and could not be built: %w: %s", err, out)
+	}
+	return nil
 }
 
 // exitcode N PROG [ARG...] runs PROG like exec, so stdout and stderr can be
