@@ -34,6 +34,11 @@ type State struct {
 	// steps and calls only, while the token and cost caps go on counting
 	// the whole conversation (budget.Meter.BeginTurn).
 	Turn bool
+	// TurnBegan, for a conversation resumed in the middle of a later turn
+	// (not Turn), is what the conversation had used when that turn began:
+	// the step and tool-call caps count that turn's steps and calls only,
+	// as they did live. Nil: the whole session is one turn.
+	TurnBegan *budget.Used
 	// Message is the user's message that begins this turn (with Turn): it
 	// is recorded in the resume record (its Task), so that the audit log
 	// keeps every message of a conversation and the conversation can be
@@ -75,8 +80,11 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 		res:   Result{Refusals: map[string]int{}},
 		args:  callArgs(st),
 	}
-	if st.Turn {
+	switch {
+	case st.Turn:
 		r.meter.BeginTurn()
+	case st.TurnBegan != nil:
+		r.meter.BeginTurnFrom(*st.TurnBegan)
 	}
 	switch {
 	case st.Raw:

@@ -172,6 +172,13 @@ type Meter struct {
 // NewMeter returns a meter with nothing used.
 func NewMeter(l Limits) *Meter { return &Meter{limits: l} }
 
+// BeginTurnFrom says that the turn in flight began when began had been
+// used: a conversation resumed in the middle of a turn goes on counting
+// that turn's steps and calls against their caps, as it did live.
+func (m *Meter) BeginTurnFrom(began Used) {
+	m.turnSteps, m.turnCalls = began.Steps, began.ToolCalls
+}
+
 // BeginStep counts a model call about to be made. It fails, counting
 // nothing, when the step cap has been reached.
 func (m *Meter) BeginStep() error {

@@ -109,7 +109,7 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 	p.State.Note = notes
 	closeLog = false // the session closes it
 	out, err := session(ctx, e.stdout, opts, job{Expect: start.Meta.Settings.Expect,
-		Resume: &guarded.Resumed{Log: log, Task: p.Task, State: p.State, Boundary: wrap.Boundary}}, c.JSON, true)
+		Resume: &guarded.Resumed{Log: log, Task: p.Task, State: p.State, Boundary: wrap.Boundary, Goals: p.Goals}}, c.JSON, true)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/budget"
 	"github.com/reinhq/rein/gate"
 	"github.com/reinhq/rein/intake"
 	"github.com/reinhq/rein/model"
@@ -182,7 +183,9 @@ func Read(recs []audit.Record) (*Point, error) {
 			}
 			c := cur.call(r)
 			if c == nil { // the first verdict of this call: a new call
-				used.ToolCalls++
+				if r.Gate != gate.NameBudget { // refused by the tool-call cap: never counted
+					used.ToolCalls++
+				}
 				c = &model.ToolCall{ID: r.CallID, Name: r.Tool, Args: r.Args}
 				cur.calls = append(cur.calls, c)
 				cur.msg.Blocks = append(cur.msg.Blocks, model.Block{Kind: model.KindToolCall, Call: c})
@@ -220,6 +223,7 @@ func Read(recs []audit.Record) (*Point, error) {
 			msgs = agent.NextTurn(msgs, settled, turnEnd(stopped), wrap.Task(r.Task))
 			p.Goals = append(p.Goals, r.Task)
 			p.Stop, stopped = "", nil
+			p.State.TurnBegan = &budget.Used{Steps: r.Steps, ToolCalls: r.ToolCalls}
 		case audit.Stop:
 			p.Stop, stopped = r.Stop, &r
 		}

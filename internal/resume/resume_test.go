@@ -394,10 +394,11 @@ func TestReadRefusalByDecision(t *testing.T) {
 	}
 }
 
-// chatScript is a conversation of three turns: the first answered at once,
-// the second cut in the middle of a step by the per-turn tool-call cap,
-// the third after "go on".
+// chatScript is a conversation of three turns: the first reads a file and
+// answers, the second is cut in the middle of a step by the per-turn
+// tool-call cap, the third goes on after "go on".
 const chatScript = `{"turns":[
+ {"text":"a first look","calls":[{"tool":"read_file","args":{"path":"a.txt","limit":1}}]},
  {"text":"Hello."},
  {"text":"reading a","calls":[{"tool":"read_file","args":{"path":"a.txt"}}]},
  {"text":"two more","calls":[{"tool":"read_file","args":{"path":"notes.txt"}},{"tool":"read_file","args":{"path":"a.txt","limit":1}}]},
@@ -521,6 +522,87 @@ func TestResumedChatIsTheLiveOne(t *testing.T) {
 	if turn != 2 {
 		t.Fatalf("%d turns began with a resume record, want 2", turn)
 	}
+
+	// Killed in the middle of any turn, the conversation goes on from
+	// there (rein resume): the turn in flight, then the messages the user
+	// had not said yet, each request the live one.
+	resumed := 0
+	for k := 1; k < len(lines)-1; k++ {
+		if audit.Padding(bytes.TrimSpace(lines[k-1])) {
+			continue
+		}
+		d := filepath.Join(dir, "cut", fmt.Sprint(k))
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		path := audit.FileName(d, recs[0].Session)
+		if err := os.WriteFile(path, bytes.Join(lines[:k], nil), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		log, got, err := audit.Append(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := resume.Read(got)
+		if last := got[len(got)-1]; err != nil || p.Unjudged > 0 || p.Stop != "" || lastText(p.State.Messages) || last.Gate == gate.NameBudget {
+			// Finished turns go on with a new message (above); a turn
+			// killed before its calls' verdicts has no arguments for
+			// them; one killed after its answer, or after the cap's
+			// refusal, and before its stop goes on (the log has no stop).
+			log.Close()
+			continue
+		}
+		for _, u := range p.Unfinished {
+			p.State.Pending = append(p.State.Pending, u.Call) // read-only: run again
+		}
+		m := scriptModel(t, chatScript, p.ModelCalls)
+		ledger := flow.NewLedger()
+		rs := spec(t, work, d, m, ledger)
+		rs.Limits = sp.Limits
+		var ends []agent.Result
+		rs.Next = next(said[len(p.Goals):], &ends)
+		wrap, err := p.Wrapper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs.Resume = &harness.Resumed{Log: log, State: p.State, Boundary: wrap.Boundary, Goals: p.Goals}
+		if _, err := harness.Run(t.Context(), rs); err != nil {
+			t.Fatalf("cut after line %d: %v", k, err)
+		}
+		for i, req := range m.reqs {
+			if p.ModelCalls+i >= len(live.reqs) {
+				break
+			}
+			if want := live.reqs[p.ModelCalls+i]; !bytes.Equal(req, want) {
+				t.Fatalf("cut after line %d (turn %d): request %d differs from the live one:\n got %s\nwant %s", k, len(p.Goals)+1, p.ModelCalls+i+1, req, want)
+			}
+		}
+		if len(ends) == 0 || ends[len(ends)-1].Stop != agent.StopDone {
+			t.Fatalf("cut after line %d: the resumed conversation ended %v", k, ends)
+		}
+		// The turn in flight kept its own caps: it ended as the live one did.
+		if got, want := ends[0].Stop, liveEnds[len(p.Goals)].Stop; got != want {
+			t.Fatalf("cut after line %d (turn %d): the turn ended %s, live %s", k, len(p.Goals)+1, got, want)
+		}
+		resumed++
+	}
+	if resumed < 8 {
+		t.Fatalf("only %d cut points in the middle of a turn", resumed)
+	}
+}
+
+// lastText reports whether the conversation ends with an answer of the
+// model's (no tool call).
+func lastText(msgs []model.Message) bool {
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != model.RoleAssistant {
+		return false
+	}
+	for _, b := range msgs[len(msgs)-1].Blocks {
+		if b.Kind == model.KindToolCall {
+			return false
+		}
+	}
+	return true
 }
 
 func turnEndOf(res agent.Result) string {
