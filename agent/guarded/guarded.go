@@ -68,6 +68,11 @@ type Options struct {
 	// only where the network gate allows). They are allowlisted unless
 	// ExactAllow is set.
 	Tools []tool.Tool
+	// Egress are the logs of egress proxies started before the session for
+	// its tools (the MCP servers' sandbox: set a proxy's
+	// egress.Config.Record to an EgressLog's Record): their connections are
+	// written to the session's audit log once it is open.
+	Egress []*EgressLog
 	// OnlyTools offers the model only Tools, none of the built-in ones.
 	OnlyTools bool
 	// Allow is the allowlist of built-in tools offered to the model; nil is
@@ -300,9 +305,14 @@ func New(_ context.Context, opts Options) (*Session, error) {
 		Meta: opts.Meta, Sandbox: opts.Sandbox.harness(), Announce: opts.Announce,
 		Redact: secret.NewRedactor(environ).Redact, System: system,
 		Price: opts.Price, Ledger: opts.Ledger, MaxContextTokens: opts.MaxContextTokens, Drift: !opts.NoDrift,
-		Observe: opts.Events.observer(opts.Observe), TurnContext: opts.TurnContext,
+		Observe: opts.Events.observer(opts.Observe), TurnContext: opts.TurnContext, Egress: opts.Egress,
 	}}, nil
 }
+
+// EgressLog takes an egress proxy's connections (its Record) for a
+// session's audit log (Options.Egress); Who, when set, names who made them
+// in each record's tool field.
+type EgressLog = harness.EgressLog
 
 // ID is the session's id: its audit log and rollback snapshots are named
 // by it. After Resume it is the resumed session's.

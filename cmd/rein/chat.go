@@ -99,7 +99,9 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	}
 	// MCP servers start before anything is asked: one that cannot start
 	// stops the session with the reason, before the first model call.
-	servers, closeSandbox, err := connectMCP(ctx, e, p.meta.Config, p.opts.WorkDir, askerFor(p, e, c.ApprovalTimeout))
+	mcpEgress := &guarded.EgressLog{Who: mcpEgressWho}
+	p.opts.Egress = append(p.opts.Egress, mcpEgress)
+	servers, closeSandbox, err := connectMCP(ctx, e, p.meta.Config, p.opts.WorkDir, askerFor(p, e, c.ApprovalTimeout), mcpEgress)
 	if err != nil {
 		return err
 	}

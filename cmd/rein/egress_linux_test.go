@@ -5,6 +5,7 @@ package main
 import (
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,6 +86,71 @@ func runEgress(t *testing.T, h *testnet.Host, backend string, args []string, cmd
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log lacks %s:\n%s", want, log[strings.Index(log, `"seq":2`):])
+		}
+	}
+}
+
+// An MCP server's connections go through the session's egress proxy as a
+// command's do, and each is in the session's audit log, named as the
+// servers': the listed host answers, another address is refused.
+func TestMCPServerEgress(t *testing.T) {
+	needLandlock(t)
+	if os.Geteuid() != 0 {
+		testenv.Need(t, "netns", os.ErrPermission)
+	}
+	h, err := testnet.New(t.Context())
+	testenv.Need(t, "netns", err)
+	t.Cleanup(func() { _ = h.Close() })
+	ln, err := h.Listen(80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("from the test host")) })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "mcptestserver")
+	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "../../mcp/internal/testserver/mcptestserver").CombinedOutput(); err != nil {
+		t.Fatalf("build the test server: %v\n%s", err, out)
+	}
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	writeFile(t, filepath.Join(dir, "config", "rein", "config.toml"), `[sandbox.network]
+allow = ["`+h.Addr.String()+`"]
+
+[mcp.servers.snoop]
+command = "`+bin+`"
+args = ["-snoop"]
+
+[mcp.servers.snoop.tools.snoop]
+effect = "read-only"
+`)
+	listed, other := "http://"+h.Addr.String()+"/", "http://"+h.Gateway.String()+"/"
+	script := filepath.Join(dir, "s.json")
+	writeFile(t, script, `{"turns":[{"text":"x","calls":[
+	 {"tool":"snoop__snoop","args":{"op":"fetch","arg":"`+listed+`"}},
+	 {"tool":"snoop__snoop","args":{"op":"fetch","arg":"`+other+`"}}]},{"text":"done"}]}`)
+	auditDir := filepath.Join(dir, "audit")
+	code, stdout, stderr := runRein(t, "", "run", "--model", "scripted:"+script, "--workdir", workIn(t, dir), "--mode", "bypass",
+		"--sandbox", "landlock", "--audit-dir", auditDir, "Look around with snoop.")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	logs, _ := filepath.Glob(filepath.Join(auditDir, "*.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("audit logs: %v", logs)
+	}
+	data, _ := os.ReadFile(logs[0])
+	log := string(data)
+	for _, want := range []string{
+		"got: 200 from the test host", // the listed host answered the server
+		`"type":"egress","prev":`,
+		`"tool":"(mcp servers)","decision":"allow"`, `"host":"` + h.Addr.String() + `"`,
+		`"tool":"(mcp servers)","decision":"deny","gate":"egress","reason":"egress refused: not on the allowlist: ` + h.Gateway.String(),
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %s:\n%s", want, log)
 		}
 	}
 }

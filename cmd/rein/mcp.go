@@ -69,7 +69,7 @@ func (c *mcpListCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	opts, closeSandbox, err := mcpSandbox(ctx, cfg, workdir)
+	opts, closeSandbox, err := mcpSandbox(ctx, cfg, workdir, nil)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func (c *mcpPinCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	cfg.MCP = config.MCP{Servers: map[string]config.MCPServer{c.Server: sc}}
-	opts, closeSandbox, err := mcpSandbox(ctx, cfg, workdir)
+	opts, closeSandbox, err := mcpSandbox(ctx, cfg, workdir, nil)
 	if err != nil {
 		return err
 	}
@@ -249,13 +249,16 @@ func lineDiff(a, b []string) []string {
 	return out
 }
 
+// mcpEgressWho names the MCP servers' connections in the audit log.
+const mcpEgressWho = "(mcp servers)"
+
 // connectMCP starts the session's MCP servers, the stdio ones in the
 // session's sandbox backend (mcpSandbox), and says on stderr which run
 // unsandboxed and which tools are not offered and why. With no servers
 // configured it returns an empty set. Close the set, then call the
 // returned func (it closes the servers' sandbox).
-func connectMCP(ctx context.Context, e env, cfg config.Config, workdir string, asker approve.Asker) (*mcp.Set, func(), error) {
-	opts, closeSandbox, err := mcpSandbox(ctx, cfg, workdir)
+func connectMCP(ctx context.Context, e env, cfg config.Config, workdir string, asker approve.Asker, elog *guarded.EgressLog) (*mcp.Set, func(), error) {
+	opts, closeSandbox, err := mcpSandbox(ctx, cfg, workdir, elog)
 	if err != nil {
 		return nil, nil, fmt.Errorf("refusing to start: %w", err)
 	}
@@ -281,9 +284,9 @@ func connectMCP(ctx context.Context, e env, cfg config.Config, workdir string, a
 // and recorded). Where landlock does not work, a server starts only if its
 // config says unsandboxed = true: the reason is in the error of one that
 // does not. The docker backend does not hold servers: they run in
-// landlock where it works. Call the func returned when the servers are
-// closed.
-func mcpSandbox(ctx context.Context, cfg config.Config, workdir string) (mcp.Options, func(), error) {
+// landlock where it works. The proxy's connections go to elog (nil: not
+// recorded). Call the func returned when the servers are closed.
+func mcpSandbox(ctx context.Context, cfg config.Config, workdir string, elog *guarded.EgressLog) (mcp.Options, func(), error) {
 	noop := func() {}
 	if cfg.Sandbox.Backend == guarded.SandboxNone {
 		return mcp.Options{NoSandbox: true}, noop, nil
@@ -301,6 +304,9 @@ func mcpSandbox(ctx context.Context, cfg config.Config, workdir string) (mcp.Opt
 	if e := egressOf(cfg); e != nil {
 		if os.Geteuid() != 0 {
 			return mcp.Options{WhyNoSandbox: errors.New("[sandbox.network] allow needs rein to run as root")}, noop, nil
+		}
+		if elog != nil {
+			e.Record = elog.Record // the servers' connections, in the session's audit log
 		}
 		p, err := egress.New(*e)
 		if err != nil {

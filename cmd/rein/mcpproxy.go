@@ -59,7 +59,7 @@ func (c *mcpProxyCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	opts.WorkDir, opts.AuditDir = workdir, dir
-	connect, closeSandbox, err := mcpSandbox(ctx, cfg, workdir)
+	connect, closeSandbox, err := mcpSandbox(ctx, cfg, workdir, nil) // upstreams are shared by the host sessions: no one log
 	if err != nil {
 		return err
 	}

@@ -151,7 +151,9 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 	if p.opts.Unattended {
 		asker = approve.Unanswered{}
 	}
-	servers, closeSandbox, err := connectMCP(ctx, e, p.meta.Config, p.opts.WorkDir, asker)
+	mcpEgress := &guarded.EgressLog{Who: mcpEgressWho}
+	p.opts.Egress = append(p.opts.Egress, mcpEgress)
+	servers, closeSandbox, err := connectMCP(ctx, e, p.meta.Config, p.opts.WorkDir, asker, mcpEgress)
 	if err != nil {
 		return err
 	}

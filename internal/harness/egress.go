@@ -8,10 +8,16 @@ import (
 	"github.com/reinhq/rein/gate"
 )
 
-// egressLog writes the egress proxy's connections to the session's audit
+// EgressLog writes an egress proxy's connections to the session's audit
 // log, which exists only after the sandbox is open: what comes before
-// (nothing, in practice: commands run in the loop) waits for it.
-type egressLog struct {
+// waits for it (at most maxPending records). The session's own proxy has
+// one; a proxy started before the session (its MCP servers', Spec.Egress)
+// has another, whose records name it (Who, in the record's tool field).
+type EgressLog struct {
+	// Who made the connections, when not the session's commands (the
+	// record's tool field): "(mcp servers)".
+	Who string
+
 	mu      sync.Mutex
 	w       *audit.Writer
 	pending []audit.Record
@@ -20,13 +26,14 @@ type egressLog struct {
 // maxPending bounds what waits for the log.
 const maxPending = 1024
 
-func (l *egressLog) record(c egress.Conn) {
+// Record is an egress.Config.Record: it writes c to the session's log.
+func (l *EgressLog) Record(c egress.Conn) {
 	d := gate.Deny
 	if c.Allowed {
 		d = gate.Allow
 	}
 	r := audit.Record{
-		Type: audit.Egress, Gate: "egress", Decision: audit.DecisionOf(d), Reason: c.Reason,
+		Type: audit.Egress, Gate: "egress", Decision: audit.DecisionOf(d), Reason: c.Reason, Tool: l.Who,
 		DurationMS: float64(c.Duration.Microseconds()) / 1000,
 		Conn:       &audit.EgressConn{Proto: c.Proto, Host: c.Host, Port: c.Port, Addr: c.Addr, Up: c.Up, Down: c.Down},
 	}
@@ -42,7 +49,7 @@ func (l *egressLog) record(c egress.Conn) {
 }
 
 // attach sends what waited, and everything after, to w.
-func (l *egressLog) attach(w *audit.Writer) {
+func (l *EgressLog) attach(w *audit.Writer) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.w = w

@@ -107,6 +107,10 @@ type Spec struct {
 	// are judged by the same gates (by their spec's effect class and
 	// argument roles) and must be on the allowlist to be offered.
 	Tools []tool.Tool
+	// Egress are the logs of egress proxies the caller started before the
+	// session (its MCP servers' sandbox): their connections go to the
+	// session's audit log once it is open.
+	Egress []*EgressLog
 	// ID, when set, is the new session's id (session.NewID); empty makes
 	// one. A resumed session keeps its own.
 	ID string
@@ -180,10 +184,10 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	// Only a session that may run commands opens a sandbox.
 	var exec sandbox.Executor = unavailable{errors.New("run_bash is not on this session's allowlist")}
 	backend := ""
-	elog := &egressLog{}
+	elog := &EgressLog{}
 	if spec.Sandbox.Egress != nil {
 		cfg := *spec.Sandbox.Egress
-		cfg.Record = elog.record
+		cfg.Record = elog.Record
 		spec.Sandbox.Egress = &cfg
 	}
 	if slices.Contains(spec.Policy.Allowed, "run_bash") {
@@ -282,6 +286,9 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		return nil, err
 	}
 	elog.attach(log)
+	for _, l := range spec.Egress {
+		l.attach(log)
+	}
 	loop, err := agent.New(agent.Config{
 		Model:            spec.Model,
 		Tools:            reg,
