@@ -46,6 +46,30 @@ type run struct {
 	view     view                       // the conversation as the model reads it, rendered and counted as it grows
 	args     map[string]json.RawMessage // resume: each call's arguments by id, to tell a result with its call
 	answered []model.ToolResult         // the answers of a step cut short, recorded before the stop (Result.Answered)
+	judged   map[string]bool            // the calls whose verdict is in the log
+}
+
+// dropUnjudged takes out of the conversation's last message, the model's,
+// the calls that never reached a verdict.
+func (r *run) dropUnjudged() {
+	n := len(r.msgs)
+	if n == 0 || r.msgs[n-1].Role != model.RoleAssistant {
+		return
+	}
+	last := r.msgs[n-1]
+	kept := make([]model.Block, 0, len(last.Blocks))
+	for _, b := range last.Blocks {
+		if b.Kind == model.KindToolCall && b.Call != nil && !r.judged[b.Call.ID] {
+			continue
+		}
+		kept = append(kept, b)
+	}
+	if len(kept) == 0 { // no text, no call judged: the message says nothing
+		r.msgs = r.msgs[:n-1]
+		return
+	}
+	last.Blocks = kept
+	r.msgs[n-1] = last
 }
 
 // Run runs task until it stops, and reports why. It never panics on model or
@@ -61,12 +85,13 @@ func (l *Loop) Run(ctx context.Context, task string) Result {
 	}
 	l.tellTask(task)
 	r := &run{
-		l:     l,
-		view:  view{l: l},
-		ctx:   ctx,
-		meter: budget.NewMeter(l.cfg.Limits),
-		msgs:  []model.Message{{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(task)}}},
-		res:   Result{Refusals: map[string]int{}},
+		l:      l,
+		view:   view{l: l},
+		ctx:    ctx,
+		meter:  budget.NewMeter(l.cfg.Limits),
+		msgs:   []model.Message{{Role: model.RoleUser, Blocks: []model.Block{model.TextBlock(task)}}},
+		res:    Result{Refusals: map[string]int{}},
+		judged: map[string]bool{},
 	}
 	stop := r.start(task)
 	for stop == nil {
@@ -217,8 +242,12 @@ func (r *run) step() *errStop {
 			results = append(results, model.ResultBlock(res))
 		}
 		if stop != nil {
-			// Cut short: the conversation ends with the model's message;
-			// the answers recorded so far are kept for a next turn.
+			// Cut short: the conversation ends with the model's message,
+			// holding the calls the log has a verdict for (a call never
+			// judged left no arguments in the log: a conversation rebuilt
+			// from it cannot have it either); the answers recorded so far
+			// are kept for a next turn.
+			r.dropUnjudged()
 			for _, b := range results {
 				r.answered = append(r.answered, *b.Result)
 			}
@@ -305,6 +334,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 		if s := r.record(rec); s != nil {
 			return model.ToolResult{}, s
 		}
+		r.judged[c.ID] = true
 		return model.ToolResult{CallID: c.ID, Name: c.Name, Content: rec.Content, IsError: true, Refused: true}, &errStop{StopBudget, err}
 	}
 	call := &gate.Call{ID: c.ID, Name: c.Name, Args: c.Args, Tool: t}
@@ -321,6 +351,7 @@ func (r *run) call(step int, c *model.ToolCall, charge bool) (model.ToolResult, 
 	if s := r.record(rec); s != nil {
 		return model.ToolResult{}, s
 	}
+	r.judged[c.ID] = true
 	if v.Decision != gate.Allow {
 		r.res.Refusals[v.Gate]++
 		refused := model.ToolResult{CallID: c.ID, Name: c.Name, Content: rec.Content, IsError: true, Refused: true}

@@ -72,13 +72,14 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 		defer cancel()
 	}
 	r := &run{
-		l:     l,
-		view:  view{l: l},
-		ctx:   ctx,
-		meter: budget.NewMeterFrom(l.cfg.Limits, st.Used),
-		msgs:  append([]model.Message(nil), st.Messages...),
-		res:   Result{Refusals: map[string]int{}},
-		args:  callArgs(st),
+		l:      l,
+		view:   view{l: l},
+		ctx:    ctx,
+		meter:  budget.NewMeterFrom(l.cfg.Limits, st.Used),
+		msgs:   append([]model.Message(nil), st.Messages...),
+		res:    Result{Refusals: map[string]int{}},
+		judged: judgedCalls(st),
+		args:   callArgs(st),
 	}
 	switch {
 	case st.Turn:
@@ -316,13 +317,15 @@ func (r *run) noteUpTo(id string, with bool) {
 func (r *run) tellNewWords() {
 	p := r.l.cfg.Provenance
 	n := len(r.msgs)
-	if p == nil || n == 0 {
+	if p == nil || n == 0 || len(r.msgs[n-1].Blocks) == 0 {
 		return
 	}
-	for j, b := range r.msgs[n-1].Blocks {
-		if userWords(n-1, j, r.msgs[n-1], b) {
-			p.Trusted(b.Text)
-		}
+	// NextTurn puts the new words last (in a message that may hold the
+	// task, or earlier words, after turns that ended before the model said
+	// anything: those were told already).
+	last := r.msgs[n-1]
+	if j := len(last.Blocks) - 1; userWords(n-1, j, last, last.Blocks[j]) {
+		p.Trusted(last.Blocks[j].Text)
 	}
 }
 
@@ -376,6 +379,20 @@ func (r *run) replay(st State) {
 	for _, s := range st.Settled {
 		r.l.tell(s, r.args[s.CallID])
 	}
+}
+
+// judgedCalls are the calls of a rebuilt conversation's last message, the
+// model's: each had its verdict (resume.Read keeps no other).
+func judgedCalls(st State) map[string]bool {
+	m := map[string]bool{}
+	if n := len(st.Messages); n > 0 && st.Messages[n-1].Role == model.RoleAssistant {
+		for _, b := range st.Messages[n-1].Blocks {
+			if b.Kind == model.KindToolCall && b.Call != nil {
+				m[b.Call.ID] = true
+			}
+		}
+	}
+	return m
 }
 
 // callArgs maps each call of a rebuilt conversation (its messages and its

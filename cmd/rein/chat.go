@@ -32,7 +32,7 @@ import (
 // questions come on the same terminal.
 type chatCmd struct {
 	agentFlags `embed:""`
-	Resume     string `placeholder:"SESSION" help:"Go on with an earlier conversation (or run): its id, a unique prefix of one, or its audit log's path (rein sessions lists them). It goes on in its own audit log and work dir, with the model, tools, mode and sandbox it had unless flags say otherwise; the config's rules and caps are today's."`
+	Resume     string `placeholder:"SESSION" help:"Go on with an earlier conversation (or run): its id, a unique prefix of one, or its audit log's path (rein sessions lists them). It goes on in its own audit log and work dir, with the model (and its server), tools, mode and sandbox it had unless flags say otherwise — never unsandboxed or in bypass mode unless asked again; the config's rules and caps are today's."`
 }
 
 // The chat's slash commands.

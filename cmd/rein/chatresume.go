@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/agent/guarded"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/resume"
 	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/model"
@@ -23,6 +25,8 @@ type earlierChat struct {
 	id, path string
 	log      *audit.Writer // nil once the session owns it
 	point    *resume.Point
+	// notes say what was taken from the session, and what was not.
+	notes []string
 }
 
 // openEarlier finds the session c.Resume names, locks its log and reads
@@ -79,20 +83,42 @@ func (c *chatCmd) openEarlier() (*earlierChat, error) {
 		}
 	}
 	c.Workdir = wd
-	// Its model, tools, mode and sandbox, unless a flag says otherwise;
-	// the rest (rules, protected paths, caps) is the config of now.
+	// Its model and server, tools, mode and sandbox, unless a flag says
+	// otherwise; the rest (rules, protected paths, caps) is the config of
+	// now. What would loosen the guards — no sandbox, bypass mode — is
+	// never taken over: it must be asked for again.
 	was := start.Meta.Settings
-	if c.Model == "" {
+	var took []string
+	if c.Model == "" && was.Model != "" {
 		c.Model = was.Model
+		took = append(took, "model "+was.Model)
+		if c.BaseURL == "" && was.BaseURL != "" {
+			c.BaseURL = was.BaseURL // never the conversation to another server than its own
+			took = append(took, "base URL "+was.BaseURL)
+		}
 	}
 	if c.Tools == nil && len(was.Config.Tools.Allow) > 0 {
 		c.Tools = was.Config.Tools.Allow
+		took = append(took, "tools "+strings.Join(was.Config.Tools.Allow, ","))
 	}
-	if c.Mode == "" {
-		c.Mode = was.Config.Permissions.Mode
+	switch m := was.Config.Permissions.Mode; {
+	case c.Mode != "" || m == "":
+	case m == string(permission.Bypass):
+		ec.notes = append(ec.notes, "it ran in mode bypass; it goes on in the mode of your config unless you pass --mode bypass again")
+	default:
+		c.Mode = m
+		took = append(took, "mode "+m)
 	}
-	if c.Sandbox == "" {
-		c.Sandbox = was.Config.Sandbox.Backend
+	switch b := was.Config.Sandbox.Backend; {
+	case c.Sandbox != "" || b == "":
+	case b == guarded.SandboxNone:
+		ec.notes = append(ec.notes, "it ran with --sandbox none; it goes on sandboxed unless you pass --sandbox none again")
+	default:
+		c.Sandbox = b
+		took = append(took, "sandbox "+b)
+	}
+	if len(took) > 0 {
+		ec.notes = append([]string{"as it ran: " + strings.Join(took, ", ") + " (flags change them)"}, ec.notes...)
 	}
 	return ec, nil
 }
@@ -129,6 +155,9 @@ func (c *chat) goOnFrom(ec *earlierChat) {
 	c.mu.Unlock()
 	fmt.Fprintf(c.talk, "rein: going on with session %s: %d message(s) of yours so far, %d model call(s), %d tokens\n",
 		termsafe.Line(ec.id), len(p.Goals)+1, p.ModelCalls, used.Tokens)
+	for _, n := range ec.notes {
+		fmt.Fprintf(c.talk, "rein: %s\n", termsafe.Line(n))
+	}
 	if text := lastText(p.State.Messages); text != "" && p.Ended == "" {
 		fmt.Fprintf(c.talk, "\n%s\n\n", c.answer(text))
 	}

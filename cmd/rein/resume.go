@@ -24,6 +24,7 @@ type resumeCmd struct {
 	Session         string        `arg:"" help:"The session: its id (the audit log's file name without .jsonl), a unique prefix of one, or the log's path."`
 	AuditDir        string        `placeholder:"DIR" help:"Where the session's audit log is (default audit.dir from config, else $XDG_STATE_HOME/rein/audit)."`
 	Model           string        `placeholder:"PROVIDER:MODEL" help:"The model to go on with (default: the one the session was started with)."`
+	BaseURL         string        `name:"base-url" placeholder:"URL" help:"The provider's API base URL (default: the one the session talked to, else as for rein run)."`
 	JSON            bool          `name:"json" help:"Print every new audit record as a JSON line, then one final JSON object."`
 	ApprovalTimeout time.Duration `name:"approval-timeout" default:"60s" placeholder:"DURATION" help:"How long an approval prompt waits on the terminal; no answer in time is No. Without a terminal every approval is No."`
 	MaxContext      int64         `name:"max-context-tokens" default:"150000" placeholder:"N" help:"Context budget, as for rein run."`
@@ -92,11 +93,14 @@ func (c *resumeCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	name := c.Model
+	name, base := c.Model, c.BaseURL
 	if name == "" {
 		name = start.Meta.Settings.Model
+		if base == "" {
+			base = start.Meta.Settings.BaseURL // the session's own server, never another one silently
+		}
 	}
-	m, err := resumeModel(name, p.ModelCalls)
+	m, err := resumeModel(name, base, p.ModelCalls)
 	if err != nil {
 		return err
 	}
@@ -170,8 +174,8 @@ func compact(b json.RawMessage) string {
 }
 
 // resumeModel rebuilds the session's model, moved on past the calls it made.
-func resumeModel(name string, made int) (model.Model, error) {
-	rc := agentFlags{Model: name}
+func resumeModel(name, baseURL string, made int) (model.Model, error) {
+	rc := agentFlags{Model: name, BaseURL: baseURL}
 	m, err := rc.model()
 	if err != nil {
 		return nil, err

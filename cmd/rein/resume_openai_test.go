@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/reinhq/rein/audit"
@@ -64,5 +65,45 @@ func TestResumeAfterARerunWithOpenAI(t *testing.T) {
 	data, _ := os.ReadFile(log)
 	if rep, err := audit.Verify(bytes.NewReader(data)); err != nil || !rep.Intact() || !rep.Complete {
 		t.Fatalf("%+v %v", rep, err)
+	}
+}
+
+// A conversation held with a local OpenAI-compatible server goes on with
+// that server when it is resumed, even where the environment now names
+// another: what it read is never sent elsewhere silently.
+func TestChatResumeKeepsItsServer(t *testing.T) {
+	var ownHits, otherHits atomic.Int32
+	own := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ownHits.Add(1)
+		fakeChatCompletions(w, r)
+	}))
+	defer own.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherHits.Add(1)
+		http.Error(w, `{"error":{"message":"wrong server","type":"invalid_request_error"}}`, http.StatusBadRequest)
+	}))
+	defer other.Close()
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	auditDir := filepath.Join(dir, "audit")
+	if code, _, stderr := runRein(t, "What is 2+3?\n", "chat", "--model", "openai:gpt-4o-mini", "--base-url", own.URL+"/v1/", "--tools", "calc",
+		"--workdir", workIn(t, dir), "--audit-dir", auditDir); code != 0 {
+		t.Fatalf("chat: exit %d: %s", code, stderr)
+	}
+	before := ownHits.Load()
+	logs, _ := filepath.Glob(filepath.Join(auditDir, "*.jsonl"))
+	if len(logs) != 1 || before == 0 {
+		t.Fatalf("logs %v, %d requests", logs, before)
+	}
+	t.Setenv("OPENAI_BASE_URL", other.URL+"/v1/")
+	_, stdout, stderr := runRein(t, "And again?\n", "chat", "--resume", logs[0])
+	if ownHits.Load() == before || otherHits.Load() != 0 {
+		t.Fatalf("the resumed conversation asked its own server %d times and another %d times:\n%s\n%s", ownHits.Load()-before, otherHits.Load(), stdout, stderr)
+	}
+	if !strings.Contains(stdout, "as it ran: model openai:gpt-4o-mini, base URL "+own.URL+"/v1/, tools calc") {
+		t.Errorf("the resumed chat does not say what it took from the session:\n%s", stdout)
 	}
 }

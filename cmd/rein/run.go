@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +79,12 @@ type agentFlags struct {
 
 // settings is the effective configuration of a run, recorded at session start.
 type settings struct {
-	Model   string        `json:"model"`
+	Model string `json:"model"`
+	// BaseURL is the provider's API base the session talked to, when not
+	// the provider's own (--base-url, else its environment variable),
+	// without user info: a resumed conversation goes on with the same
+	// server, never silently with another one.
+	BaseURL string        `json:"base_url,omitempty"`
 	Workdir string        `json:"workdir"`
 	Config  config.Config `json:"config"`
 	Files   []string      `json:"config_files,omitempty"`
@@ -275,7 +281,7 @@ func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
 	if tty {
 		opts.Asker = questionAsker{lines: lines, out: e.stderr, timeout: c.ApprovalTimeout}
 	}
-	meta := settings{Model: recordedModel(c.Model), Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
+	meta := settings{Model: recordedModel(c.Model), BaseURL: recordedBaseURL(c.Model, c.BaseURL, os.Getenv), Workdir: workdir, Config: cfg, Files: files, SecretEnv: secretNames,
 		PromptCheck: "passed: it interpolates no environment variable and names no secret one", Price: charged}
 	opts.Meta = meta
 	if asker != nil {
@@ -298,6 +304,26 @@ func recordedModel(name string) string {
 		}
 	}
 	return name
+}
+
+// recordedBaseURL is the API base a model's session talks to, as its
+// settings record it: the flag, else the provider's environment variable,
+// without user info; "" for the provider's own.
+func recordedBaseURL(model, flag string, getenv func(string) string) string {
+	base := flag
+	if base == "" {
+		switch provider, _, _ := strings.Cut(model, ":"); provider {
+		case "anthropic":
+			base = getenv(anthropic.EnvBaseURL)
+		case "openai":
+			base = getenv(openai.EnvBaseURL)
+		}
+	}
+	if u, err := url.Parse(base); err == nil && u.User != nil {
+		u.User = nil
+		base = u.String()
+	}
+	return base
 }
 
 // optionsOf is what a configuration says of a session, as guarded options:
@@ -551,6 +577,9 @@ func runSession(ctx context.Context, e env, opts guarded.Options, j job, asJSON,
 	if p != nil && p.telemetry.Endpoint != "" {
 		exp, err := telemetry.Start(ctx, p.telemetry)
 		if err != nil {
+			if j.Resume != nil {
+				_ = j.Resume.Log.Close() // the session would have closed it
+			}
 			return nil, usageError{err}
 		}
 		defer func() {

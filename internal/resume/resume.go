@@ -164,7 +164,8 @@ func Read(recs []audit.Record) (*Point, error) {
 		switch r.Type {
 		case audit.ModelCall:
 			if r.Error != "" {
-				continue // a failed call said nothing
+				used.Steps++ // a failed call said nothing, and counted as a step, as the live meter counts it
+				continue
 			}
 			flush()
 			p.ModelCalls++
@@ -178,8 +179,16 @@ func Read(recs []audit.Record) (*Point, error) {
 				cur.msg.Blocks = append(cur.msg.Blocks, model.TextBlock(r.Text))
 			}
 		case audit.Verdict:
-			if r.CallID == "" || cur == nil {
-				continue // a budget stop
+			if r.CallID == "" {
+				if cur != nil && len(cur.calls) == 0 {
+					// The token or cost cap refused the response before any
+					// of its calls: it never entered the conversation.
+					cur = nil
+				}
+				continue
+			}
+			if cur == nil {
+				continue
 			}
 			c := cur.call(r)
 			if c == nil { // the first verdict of this call: a new call
@@ -207,11 +216,12 @@ func Read(recs []audit.Record) (*Point, error) {
 			}
 		case audit.Resume:
 			if r.Task == "" {
-				continue // rein resume went on with the same turn
+				p.Stop, stopped = "", nil // rein resume went on with the same turn
+				continue
 			}
 			// The user's next message: a new turn.
 			var settled []model.ToolResult
-			if cur != nil {
+			if cur != nil && len(cur.msg.Blocks) > 0 {
 				msgs = append(msgs, *cur.msg)
 				for _, c := range cur.calls {
 					if res, ok := cur.results[c.ID]; ok {
@@ -223,7 +233,10 @@ func Read(recs []audit.Record) (*Point, error) {
 			msgs = agent.NextTurn(msgs, settled, turnEnd(stopped), wrap.Task(r.Task))
 			p.Goals = append(p.Goals, r.Task)
 			p.Stop, stopped = "", nil
-			p.State.TurnBegan = &budget.Used{Steps: r.Steps, ToolCalls: r.ToolCalls}
+			// What the turn began with, as counted here (a model call
+			// aborted in flight left no record: counting the record's own
+			// figures would let the turn run past its caps).
+			p.State.TurnBegan = &budget.Used{Steps: used.Steps, ToolCalls: used.ToolCalls}
 		case audit.Stop:
 			p.Stop, stopped = r.Stop, &r
 		}
@@ -232,7 +245,9 @@ func Read(recs []audit.Record) (*Point, error) {
 	// The last response: its answered calls are settled; the others are
 	// unfinished (an intent, no result) or unjudged (no verdict at all).
 	if cur != nil {
-		msgs = append(msgs, *cur.msg)
+		if len(cur.msg.Blocks) > 0 {
+			msgs = append(msgs, *cur.msg)
+		}
 		want := len(recsCalls(recs))
 		for _, c := range cur.calls {
 			if res, ok := cur.results[c.ID]; ok {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/agent"
@@ -394,16 +395,33 @@ func TestReadRefusalByDecision(t *testing.T) {
 	}
 }
 
-// chatScript is a conversation of three turns: the first reads a file and
-// answers, the second is cut in the middle of a step by the per-turn
-// tool-call cap, the third goes on after "go on".
+// chatScript is a conversation of four turns (under a cap of 2 steps and
+// 2 tool calls per turn): the first one's model call fails (the provider
+// is down: failFirst), the second reaches the step cap, the third is cut
+// in the middle of a step by the tool-call cap — a call refused by it, one
+// after that never judged — and the fourth goes on after "go on".
 const chatScript = `{"turns":[
  {"text":"a first look","calls":[{"tool":"read_file","args":{"path":"a.txt","limit":1}}]},
- {"text":"Hello."},
- {"text":"reading a","calls":[{"tool":"read_file","args":{"path":"a.txt"}}]},
- {"text":"two more","calls":[{"tool":"read_file","args":{"path":"notes.txt"}},{"tool":"read_file","args":{"path":"a.txt","limit":1}}]},
+ {"text":"a second look","calls":[{"tool":"read_file","args":{"path":"a.txt"}}]},
+ {"text":"four at once","calls":[{"tool":"read_file","args":{"path":"notes.txt"}},{"tool":"read_file","args":{"path":"a.txt","limit":1}},
+   {"tool":"read_file","args":{"path":"a.txt"}},{"tool":"read_file","args":{"path":"notes.txt","limit":1}}]},
  {"text":"reading the notes","calls":[{"tool":"read_file","args":{"path":"notes.txt"}}]},
  {"text":"The notes say to wire money; I did not."}]}`
+
+// failFirst fails the first model call, as a provider that is down does;
+// the requests it passes on are recorded.
+type failFirst struct {
+	*recording
+	failed bool
+}
+
+func (f *failFirst) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if !f.failed {
+		f.failed = true
+		return nil, errors.New("the provider is down")
+	}
+	return f.recording.Generate(ctx, req)
+}
 
 // A conversation (rein chat) goes on from its log after any turn as it
 // went on live: each later message of the user's is where the live one
@@ -423,7 +441,7 @@ func TestResumedChatIsTheLiveOne(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "a.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	said := []string{"Now read a.txt and notes.txt; the amount I expect is 4242.17.", "go on"}
+	said := []string{"Look at a.txt first.", "Now read a.txt and notes.txt; the amount I expect is 4242.17.", "go on"}
 	next := func(said []string, ends *[]agent.Result) func(context.Context, agent.Result) (string, bool) {
 		return func(_ context.Context, res agent.Result) (string, bool) {
 			*ends = append(*ends, res)
@@ -437,16 +455,20 @@ func TestResumedChatIsTheLiveOne(t *testing.T) {
 	}
 	live := scriptModel(t, chatScript, 0)
 	liveLedger := flow.NewLedger()
-	sp := spec(t, work, filepath.Join(dir, "live"), live, liveLedger)
-	sp.Limits = budget.Limits{MaxSteps: 10, MaxToolCalls: 2}
+	sp := spec(t, work, filepath.Join(dir, "live"), &failFirst{recording: live}, liveLedger)
+	sp.Limits = budget.Limits{MaxSteps: 2, MaxToolCalls: 2}
 	var liveEnds []agent.Result
 	sp.Next = next(said, &liveEnds)
 	out, err := harness.Run(t.Context(), sp)
 	if err != nil || out.Stop != agent.StopDone {
 		t.Fatalf("live conversation: %v %+v", err, out)
 	}
-	if len(liveEnds) != 3 || liveEnds[0].Stop != agent.StopDone || liveEnds[1].Stop == agent.StopDone {
-		t.Fatalf("the live turns ended %v: want done, cut short, done", liveEnds)
+	if len(liveEnds) != 4 || liveEnds[0].Stop != agent.StopError || liveEnds[1].Stop != agent.StopMaxSteps ||
+		liveEnds[2].Stop != agent.StopBudget || liveEnds[3].Stop != agent.StopDone {
+		t.Fatalf("the live turns ended %v: want a failed model call, the step cap, the tool-call cap, done", liveEnds)
+	}
+	if last := liveEnds[2].Messages[len(liveEnds[2].Messages)-1]; len(last.Blocks) != 4 { // text and three judged calls
+		t.Fatalf("the cut step's message holds %d blocks, want its text and the three calls that were judged", len(last.Blocks))
 	}
 	whole, recs := readLog(t, out.Audit)
 	p, err := resume.Read(recs)
@@ -456,7 +478,7 @@ func TestResumedChatIsTheLiveOne(t *testing.T) {
 	if !reflect.DeepEqual(p.Goals, said) {
 		t.Fatalf("goals %q, want %q", p.Goals, said)
 	}
-	if want := compactMsgs(t, liveEnds[2].Messages); compactMsgs(t, p.State.Messages) != want {
+	if want := compactMsgs(t, liveEnds[len(liveEnds)-1].Messages); compactMsgs(t, p.State.Messages) != want {
 		t.Fatalf("the conversation read from the log:\n%s\nthe live one:\n%s", compactMsgs(t, p.State.Messages), want)
 	}
 	// Go on after each turn: the log cut just before the resume record
@@ -519,8 +541,8 @@ func TestResumedChatIsTheLiveOne(t *testing.T) {
 			t.Fatalf("after turn %d: the resumed log reads back with goals %v (%v)", turn, q.Goals, err)
 		}
 	}
-	if turn != 2 {
-		t.Fatalf("%d turns began with a resume record, want 2", turn)
+	if turn != len(said) {
+		t.Fatalf("%d turns began with a resume record, want %d", turn, len(said))
 	}
 
 	// Killed in the middle of any turn, the conversation goes on from
@@ -544,11 +566,12 @@ func TestResumedChatIsTheLiveOne(t *testing.T) {
 			t.Fatal(err)
 		}
 		p, err := resume.Read(got)
-		if last := got[len(got)-1]; err != nil || p.Unjudged > 0 || p.Stop != "" || lastText(p.State.Messages) || last.Gate == gate.NameBudget {
+		if last := got[len(got)-1]; err != nil || p.Unjudged > 0 || p.Stop != "" || lastText(p.State.Messages) || last.Gate == gate.NameBudget || len(p.Goals) == 0 {
 			// Finished turns go on with a new message (above); a turn
 			// killed before its calls' verdicts has no arguments for
 			// them; one killed after its answer, or after the cap's
-			// refusal, and before its stop goes on (the log has no stop).
+			// refusal, and before its stop goes on (the log has no stop);
+			// the first turn's model call would not fail again.
 			log.Close()
 			continue
 		}
@@ -622,4 +645,60 @@ func compactMsgs(t *testing.T, msgs []model.Message) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A conversation stopped by its token cap goes on, with the cap raised,
+// as the live one would have: the response the cap refused never entered
+// the conversation (a request never carries an empty message of the
+// model's), and the model is told how the turn ended.
+func TestChatGoesOnAfterTheTokenCap(t *testing.T) {
+	for _, text := range []string{"", "let me look"} {
+		t.Run("text "+text, func(t *testing.T) {
+			sc := `{"turns":[{"text":"` + text + `","calls":[{"tool":"read_file","args":{"path":"a.txt"}}]},{"text":"done"}]}`
+			dir := t.TempDir()
+			work := filepath.Join(dir, "work")
+			if err := os.MkdirAll(work, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(work, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sp := spec(t, work, filepath.Join(dir, "audit"), scriptModel(t, sc, 0), flow.NewLedger())
+			sp.Limits = budget.Limits{MaxSteps: 10, MaxTokens: 10}
+			sp.Next = func(context.Context, agent.Result) (string, bool) { return "more", true }
+			out, err := harness.Run(t.Context(), sp)
+			if err != nil || out.Stop != agent.StopBudget {
+				t.Fatalf("live: %v %s %v", err, out.Stop, out.Err)
+			}
+			log, recs, err := audit.Append(out.Audit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := resume.Read(recs)
+			if err != nil || !strings.HasPrefix(p.Ended, "budget: token budget exceeded") {
+				t.Fatalf("Read: %v, ended %q", err, p.Ended)
+			}
+			if n := len(p.State.Messages); n != 1 {
+				t.Fatalf("the rebuilt conversation has %d messages, want the task alone: %+v", n, p.State.Messages)
+			}
+			m := scriptModel(t, sc, p.ModelCalls)
+			rs := spec(t, work, filepath.Join(dir, "audit"), m, flow.NewLedger())
+			wrap, err := p.Wrapper()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs.Resume = &harness.Resumed{Log: log, State: p.State, Boundary: wrap.Boundary, Goals: p.Goals, Message: "go on, the cap is raised", Ended: p.Ended}
+			res, err := harness.Run(t.Context(), rs)
+			if err != nil || res.Stop != agent.StopDone || len(m.reqs) == 0 {
+				t.Fatalf("resumed: %v %s %v", err, res.Stop, res.Err)
+			}
+			var req model.Request
+			if err := json.Unmarshal(m.reqs[0], &req); err != nil {
+				t.Fatal(err)
+			}
+			if len(req.Messages) != 1 || len(req.Messages[0].Blocks) != 3 || !strings.Contains(req.Messages[0].Blocks[1].Text, "token budget exceeded") {
+				t.Fatalf("the first request after the cap: %s", m.reqs[0])
+			}
+		})
+	}
 }
