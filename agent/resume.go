@@ -78,6 +78,7 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 	if st.Turn {
 		r.meter.BeginTurn()
 	}
+	r.l.tellDescriptions() // told again: telling is idempotent
 	switch {
 	case st.Raw:
 		r.tellAll()
