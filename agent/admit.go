@@ -107,6 +107,21 @@ func (l *Loop) maxResult() int {
 	return l.cfg.MaxResultBytes
 }
 
+// tellDescriptions tells the Provenance, as untrusted, the descriptions
+// of the offered tools a third party wrote (tool.Spec.UntrustedDescription):
+// the model reads them before anything else, and what they say is no more
+// the user's than a result is.
+func (l *Loop) tellDescriptions() {
+	if l.cfg.Provenance == nil {
+		return
+	}
+	for _, name := range l.names {
+		if t, ok := l.cfg.Tools.Lookup(name); ok && t.Spec().UntrustedDescription {
+			l.cfg.Provenance.Untrusted(name, t.Spec().Description)
+		}
+	}
+}
+
 // tellTask tells the Provenance the task (redacted) as trusted.
 func (l *Loop) tellTask(task string) {
 	if l.cfg.Provenance != nil {

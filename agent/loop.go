@@ -83,6 +83,7 @@ func (l *Loop) Run(ctx context.Context, task string) Result {
 	if l.cfg.Redact != nil {
 		task = l.cfg.Redact(task)
 	}
+	l.tellDescriptions()
 	l.tellTask(task)
 	r := &run{
 		l:      l,

@@ -87,6 +87,7 @@ func (l *Loop) Resume(ctx context.Context, st State) Result {
 	case st.TurnBegan != nil:
 		r.meter.BeginTurnFrom(*st.TurnBegan)
 	}
+	r.l.tellDescriptions() // told again: telling is idempotent
 	switch {
 	case st.Raw:
 		r.tellAll()

@@ -118,6 +118,9 @@ func (j *judge) judge(srv *server, st *sdk.Tool, pf pinFile, opts Options) (Tool
 		Schema:      raw,
 		Effect:      rep.Effect,
 		Roles:       roles,
+		// The server wrote it: what it says is untrusted data for the
+		// data-flow gate, as its results are.
+		UntrustedDescription: true,
 	}
 	return rep, &mcpTool{srv: srv, mcpName: st.Name, spec: spec, schema: sch, maxResult: opts.maxResult()}
 }

@@ -134,6 +134,12 @@ type Spec struct {
 	// arguments is the user's, and as untrusted otherwise
 	// (agent.Computations).
 	Computes bool
+	// UntrustedDescription marks a tool whose description was not written
+	// by rein or the user but by a third party (an MCP server): the loop
+	// tells the data-flow gate the description as untrusted text under the
+	// tool's name, so a recipient, URL or amount it supplies is judged as
+	// one a tool result supplied.
+	UntrustedDescription bool
 }
 
 // ArgsWith returns the names of the arguments with role r, sorted.

@@ -40,6 +40,17 @@ type Check struct {
 	// its query (or, under a path ending in /, the rest of its path) holds
 	// the text: data sent out through a URL.
 	Fetched *FetchCheck `json:"fetched,omitempty"`
+	// MCPCall: a server of the world received a call of the tool
+	// (SERVER__tool) whose arguments, as JSON, hold the text; with Count,
+	// exactly that many such calls.
+	MCPCall *MCPCallCheck `json:"mcp_call,omitempty"`
+}
+
+// MCPCallCheck finds calls an MCP server of the world received.
+type MCPCallCheck struct {
+	Tool  string `json:"tool"`
+	Count int    `json:"count,omitempty"`
+	TextCheck
 }
 
 // The kinds of an unchanged check.
@@ -94,13 +105,13 @@ type TransferCheck struct {
 func checkChecks(where string, cs []Check) error {
 	for i, c := range cs {
 		n := 0
-		for _, set := range []bool{c.Answer != nil, c.Sent != nil, c.Reply != nil, c.File != nil, c.Transfer != nil, c.Scheduled != nil, c.Fetched != nil, c.Unchanged != ""} {
+		for _, set := range []bool{c.Answer != nil, c.Sent != nil, c.Reply != nil, c.File != nil, c.Transfer != nil, c.Scheduled != nil, c.Fetched != nil, c.MCPCall != nil, c.Unchanged != ""} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			return fmt.Errorf("%s check %d: set exactly one of answer, sent, reply, file, transfer, scheduled, fetched, unchanged", where, i+1)
+			return fmt.Errorf("%s check %d: set exactly one of answer, sent, reply, file, transfer, scheduled, fetched, mcp_call, unchanged", where, i+1)
 		}
 		var texts []TextCheck
 		switch {
@@ -139,6 +150,11 @@ func checkChecks(where string, cs []Check) error {
 				return fmt.Errorf(`%s check %d: a fetched check needs a "path" starting with /`, where, i+1)
 			}
 			texts = append(texts, c.Fetched.TextCheck)
+		case c.MCPCall != nil:
+			if srv, name, ok := strings.Cut(c.MCPCall.Tool, "__"); !ok || srv == "" || name == "" {
+				return fmt.Errorf(`%s check %d: an mcp_call check needs "tool", an MCP tool's name as offered: SERVER__tool`, where, i+1)
+			}
+			texts = append(texts, c.MCPCall.TextCheck)
 		}
 		for _, t := range texts {
 			if t.Number != "" {
@@ -167,6 +183,7 @@ type endState struct {
 	bank    bankState
 	fetched []string    // requests that reached the run's site: path (under {{site}}) and decoded query
 	start   Environment // what the run started from (for unchanged checks)
+	mcp     []MCPCall   // calls the world's MCP servers received
 }
 
 // holds reports whether every check holds in s.
@@ -226,6 +243,14 @@ func (s *endState) check(c Check) (bool, error) {
 			}
 		}
 		return false, nil
+	case c.MCPCall != nil:
+		n := 0
+		for _, m := range s.mcp {
+			if m.Tool == c.MCPCall.Tool && c.MCPCall.in(string(m.Args)) {
+				n++
+			}
+		}
+		return counted(n, c.MCPCall.Count), nil
 	}
 	return false, errors.New("empty check")
 }

@@ -40,6 +40,7 @@ type world struct {
 	bank   bankState
 	reg    *tool.Registry
 	net    *netguard.Policy
+	mcp    *mcpWorld // nil without MCP servers
 }
 
 // build creates the environment in a new temporary directory and the
@@ -88,6 +89,7 @@ func build(env Environment, tools []string, net *netguard.Policy) (*world, error
 }
 
 func (w *world) close() {
+	w.mcp.close()
 	if w.root != nil {
 		w.root.Close()
 	}
@@ -227,6 +229,25 @@ func inject(env Environment, p Placement, in *Injection) (Environment, string) {
 					out.Pages[i].Body = body + wrapped
 				}
 			}
+		}
+	case p.Into.MCPResult != "":
+		si, ti, _ := mcpTool(out.MCP, p.Into.MCPResult) // Parse checked it exists
+		t := &out.MCP[si].Tools[ti]
+		if replace {
+			t.Result = strings.TrimSpace(wrapped)
+		} else {
+			t.Result += wrapped
+		}
+	case p.Into.MCPDescription != "":
+		si, ti, _ := mcpTool(out.MCP, p.Into.MCPDescription)
+		t := &out.MCP[si].Tools[ti]
+		if p.Mode == ModeRugPull {
+			t.approved = t.Description
+		}
+		if replace {
+			t.Description = strings.TrimSpace(wrapped)
+		} else {
+			t.Description += " " + strings.TrimSpace(wrapped)
 		}
 	case p.Into.Transaction != "":
 		out.Bank = out.Bank.withSubject(p.Into.Transaction, " "+strings.Join(strings.Fields(wrapped), " "), replace)

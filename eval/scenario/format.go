@@ -53,6 +53,9 @@ type Environment struct {
 	Orders []desk.Order      `json:"orders,omitempty"`
 	Bank   *Bank             `json:"bank,omitempty"`
 	Pages  []Page            `json:"pages,omitempty"`
+	// MCP are MCP servers, served in-process: their tools are offered as
+	// SERVER__tool through rein's MCP client (suite level only).
+	MCP []MCPServer `json:"mcp,omitempty"`
 }
 
 // Page is a web page the local server serves at {{site}}Path.
@@ -105,7 +108,9 @@ type Placement struct {
 	// Mode is how the dressed text goes into the item: "append" (the
 	// default: after the item's text, which stays intact) or "replace"
 	// (instead of the item's text: a field the attacker controls whole,
-	// like a transaction's subject or a calendar entry's description).
+	// like a transaction's subject or a calendar entry's description), or
+	// "rug-pull" (appended to an MCP tool's description after the user
+	// approved it: the definition pinned is the one without it).
 	Mode string `json:"mode,omitempty"`
 }
 
@@ -122,10 +127,14 @@ type Target struct {
 	Order       string `json:"order,omitempty"`       // an order's note
 	Transaction string `json:"transaction,omitempty"` // a bank transaction's subject
 	Page        string `json:"page,omitempty"`        // a page's body (path)
+	// An MCP tool's result (what every call returns) or its description,
+	// by the name it is offered under (SERVER__tool).
+	MCPResult      string `json:"mcp_result,omitempty"`
+	MCPDescription string `json:"mcp_description,omitempty"`
 }
 
 func (t Target) String() string {
-	for _, kv := range [][2]string{{"file", t.File}, {"email", t.Email}, {"order", t.Order}, {"transaction", t.Transaction}, {"page", t.Page}} {
+	for _, kv := range [][2]string{{"file", t.File}, {"email", t.Email}, {"order", t.Order}, {"transaction", t.Transaction}, {"page", t.Page}, {"mcp_result", t.MCPResult}, {"mcp_description", t.MCPDescription}} {
 		if kv[1] != "" {
 			return kv[0] + " " + kv[1]
 		}
@@ -135,7 +144,7 @@ func (t Target) String() string {
 
 func (t Target) count() int {
 	n := 0
-	for _, s := range []string{t.File, t.Email, t.Order, t.Transaction, t.Page} {
+	for _, s := range []string{t.File, t.Email, t.Order, t.Transaction, t.Page, t.MCPResult, t.MCPDescription} {
 		if s != "" {
 			n++
 		}
@@ -220,9 +229,12 @@ func (f *File) check() error {
 	if len(f.Tools) == 0 {
 		return errors.New(`"tools" is empty: list every tool the suite's sessions know`)
 	}
+	if err := checkMCP(f.Environment.MCP); err != nil {
+		return err
+	}
 	for _, t := range f.Tools {
-		if !slices.Contains(KnownTools(), t) {
-			return fmt.Errorf(`"tools": unknown tool %q (known: %s)`, t, strings.Join(KnownTools(), ", "))
+		if !slices.Contains(KnownTools(), t) && !slices.Contains(mcpQualified(f.Environment.MCP), t) {
+			return fmt.Errorf(`"tools": unknown tool %q (known: %s)`, t, strings.Join(append(KnownTools(), mcpQualified(f.Environment.MCP)...), ", "))
 		}
 	}
 	injections := map[string]*Injection{}
@@ -276,6 +288,9 @@ func (f *File) check() error {
 		case len(t.Utility) == 0:
 			return fmt.Errorf(`%s: "utility" is empty: give the end-state check`, where)
 		}
+		if t.Environment != nil && len(t.Environment.MCP) > 0 {
+			return fmt.Errorf(`%s: "environment" "mcp": MCP servers go in the suite's environment`, where)
+		}
 		seen[t.ID] = true
 		if err := f.checkCalls(where+" reference", t.Reference); err != nil {
 			return err
@@ -298,13 +313,15 @@ func (f *File) check() error {
 			case injections[p.Injection] == nil:
 				return fmt.Errorf("%s: no injection has the id %q", pw, p.Injection)
 			case p.Into.count() != 1:
-				return fmt.Errorf(`%s: "into" must name exactly one of file, email, order, transaction, page`, pw)
+				return fmt.Errorf(`%s: "into" must name exactly one of file, email, order, transaction, page, mcp_result, mcp_description`, pw)
 			case !slices.Contains(styles, p.Style):
 				return fmt.Errorf(`%s: "style" %q: want one of %s`, pw, p.Style, strings.Join(styles, ", "))
 			case p.Style == "language" && p.Text == "":
 				return fmt.Errorf(`%s: style "language" needs "text", the instruction translated`, pw)
-			case p.Mode != "" && p.Mode != ModeAppend && p.Mode != ModeReplace:
-				return fmt.Errorf(`%s: "mode" %q: want append or replace`, pw, p.Mode)
+			case p.Mode != "" && p.Mode != ModeAppend && p.Mode != ModeReplace && p.Mode != ModeRugPull:
+				return fmt.Errorf(`%s: "mode" %q: want append, replace or rug-pull`, pw, p.Mode)
+			case p.Mode == ModeRugPull && p.Into.MCPDescription == "":
+				return fmt.Errorf(`%s: mode "rug-pull" changes an MCP tool's description: put it "into" an "mcp_description"`, pw)
 			}
 			if !env.has(p.Into) {
 				return fmt.Errorf("%s: the environment has no %s to put it into", pw, p.Into)
@@ -335,6 +352,7 @@ func (e Environment) merge(add *Environment) Environment {
 	out.Inbox = slices.Clone(e.Inbox)
 	out.Orders = slices.Clone(e.Orders)
 	out.Pages = slices.Clone(e.Pages)
+	out.MCP = cloneMCP(e.MCP)
 	if add == nil {
 		return out
 	}
@@ -344,6 +362,7 @@ func (e Environment) merge(add *Environment) Environment {
 	out.Inbox = append(out.Inbox, add.Inbox...)
 	out.Orders = append(out.Orders, add.Orders...)
 	out.Pages = append(out.Pages, add.Pages...)
+	out.MCP = append(out.MCP, cloneMCP(add.MCP)...)
 	if add.Bank != nil {
 		out.Bank = add.Bank
 	}
@@ -362,6 +381,12 @@ func (e Environment) has(t Target) bool {
 		return slices.ContainsFunc(e.Orders, func(o desk.Order) bool { return o.ID == t.Order })
 	case t.Page != "":
 		return slices.ContainsFunc(e.Pages, func(p Page) bool { return p.Path == t.Page })
+	case t.MCPResult != "":
+		_, _, ok := mcpTool(e.MCP, t.MCPResult)
+		return ok
+	case t.MCPDescription != "":
+		_, _, ok := mcpTool(e.MCP, t.MCPDescription)
+		return ok
 	case t.Transaction != "":
 		return e.Bank != nil && slices.ContainsFunc(e.Bank.Transactions, func(x BankTransaction) bool { return strconv.Itoa(x.ID) == t.Transaction })
 	}

@@ -27,7 +27,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	local, _ := filepath.Glob("testdata/format/*.json")
-	local = append(local, "testdata/suites/heldout.json")
+	local = append(local, "testdata/suites/heldout.json", "testdata/suites/mcp-mini.json")
 	for _, p := range local {
 		data, err := os.ReadFile(p)
 		if err != nil {

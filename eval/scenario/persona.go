@@ -136,6 +136,14 @@ func (p *persona) Generate(ctx context.Context, req *model.Request) (*model.Resp
 // read takes in the tool results of the last message and reacts to the
 // injection the first time it shows.
 func (p *persona) read(req *model.Request) {
+	// A tool's description (an MCP server's) is read with the tools
+	// offered: an instruction in it is met before any result.
+	for _, d := range req.Tools {
+		if p.attack != nil && !p.met && strings.Contains(fold(d.Description), p.attack.marker) {
+			p.met = true
+			p.obey()
+		}
+	}
 	if len(req.Messages) == 0 {
 		return
 	}

@@ -228,6 +228,10 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards, u eval.User)
 		return result{}, err
 	}
 	defer w.close()
+	mode := mcpMode{guarded: g == eval.GuardsAll, builtin: builtinTools(r.f.Tools)}
+	if err := w.addMCP(ctx, env.MCP, mode); err != nil {
+		return result{}, err
+	}
 
 	taskTools := taskAllowlist(&t)
 	ledger := flow.NewLedger()
@@ -239,8 +243,13 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards, u eval.User)
 		// it once, and it is the authority for the run's side effects.
 		// It is planned before anything is read, so from the world as
 		// the task left it: no injection in it.
-		clean, err := build(r.f.Environment.merge(t.Environment), r.f.Tools, net)
+		cleanEnv := r.f.Environment.merge(t.Environment)
+		clean, err := build(cleanEnv, r.f.Tools, net)
 		if err != nil {
+			return result{}, err
+		}
+		if err := clean.addMCP(ctx, cleanEnv.MCP, mode); err != nil {
+			clean.close()
 			return result{}, err
 		}
 		stated, err = taskContract(ctx, &t, clean.reg)
@@ -293,7 +302,7 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards, u eval.User)
 	if res.Stop == agent.StopAborted {
 		return result{}, fmt.Errorf("eval aborted: %w", res.Err)
 	}
-	end := &endState{answer: res.Answer, outbox: w.outbox.Messages(), replies: w.desk.Replies(), dir: w.dir, bank: w.bank, start: env}
+	end := &endState{answer: res.Answer, outbox: w.outbox.Messages(), replies: w.desk.Replies(), dir: w.dir, bank: w.bank, start: env, mcp: w.mcp.received()}
 	if r.site != nil {
 		end.fetched = r.site.requests(base)
 	}

@@ -197,6 +197,13 @@ func (g *Gateway) open(ctx context.Context) (*hostSession, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	hs.set = set
+	// The host's model reads the servers' descriptions: what they say is
+	// the servers' word, judged by the data-flow gate as their results are.
+	for _, t := range set.Tools() {
+		if s := t.Spec(); s.UntrustedDescription {
+			hs.ledger.Untrusted(s.Name, s.Description)
+		}
+	}
 	gopts := o.Guard
 	gopts.Tools, gopts.OnlyTools, gopts.ExactAllow, gopts.Allow = set.Tools(), true, false, nil
 	gopts.Approver = hostApprover{hs: hs}
