@@ -76,6 +76,10 @@ type Outcome struct {
 	FalseBlock bool `json:"false_block"`
 	// Approvals is how many times a human was asked.
 	Approvals int `json:"approvals"`
+	// Questions names each question asked, in order: "gate: tool".
+	Questions []string `json:"questions,omitempty"`
+	// Refusals names each refused call, in order: "gate: tool: reason".
+	Refusals []string `json:"refusals,omitempty"`
 	// Steps is the model steps taken; RefSteps the reference's.
 	Steps    int `json:"steps"`
 	RefSteps int `json:"ref_steps"`

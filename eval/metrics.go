@@ -139,6 +139,17 @@ func (res Results) summarize(outs []Outcome) Metrics {
 type Report struct {
 	Configs []Metrics      `json:"configs"`
 	Suites  []SuiteMetrics `json:"suites"`
+	// Runs is every run of each configuration, for reading why a number
+	// is what it is (which task asked which question, which gate refused
+	// which call).
+	Runs []ConfigRuns `json:"runs,omitempty"`
+}
+
+// ConfigRuns is the outcomes of one configuration with one user.
+type ConfigRuns struct {
+	Name     Guards    `json:"name"`
+	User     User      `json:"user"`
+	Outcomes []Outcome `json:"outcomes"`
 }
 
 // SuiteMetrics are one suite's numbers under each configuration.
@@ -161,6 +172,7 @@ func NewReport(results []Results) Report {
 	}
 	for _, res := range results {
 		r.Configs = append(r.Configs, res.summarize(res.Outcomes))
+		r.Runs = append(r.Runs, ConfigRuns{Name: res.Guards, User: res.User, Outcomes: res.Outcomes})
 	}
 	for _, s := range suites {
 		sm := SuiteMetrics{Suite: s}

@@ -223,6 +223,18 @@ func TestReport(t *testing.T) {
 			}
 		}
 	}
+	// Every run is in the JSON too, under its configuration and user, so
+	// a number can be traced to the runs that make it.
+	if len(r.Runs) != 3 {
+		t.Fatalf("runs: %d configurations, want 3", len(r.Runs))
+	}
+	res := sample()
+	for i, cr := range r.Runs {
+		if cr.Name != res[i].Guards || cr.User != res[i].User || len(cr.Outcomes) != len(res[i].Outcomes) {
+			t.Errorf("runs[%d] = %s/%s with %d outcomes, want %s/%s with %d", i, cr.Name, cr.User, len(cr.Outcomes),
+				res[i].Guards, res[i].User, len(res[i].Outcomes))
+		}
+	}
 }
 
 func TestWriteTable(t *testing.T) {

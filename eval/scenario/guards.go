@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/reinhq/rein/agent/guarded"
@@ -88,12 +89,18 @@ type human struct {
 	refs  []Call
 	reg   *tool.Registry
 	asked atomic.Int64
+
+	mu        sync.Mutex
+	questions []string // "gate: tool", in the order asked
 }
 
 var _ approve.Approver = (*human)(nil)
 
 func (h *human) Approve(ctx context.Context, req approve.Request) (bool, error) {
 	h.asked.Add(1)
+	h.mu.Lock()
+	h.questions = append(h.questions, req.Gate+": "+req.Tool)
+	h.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}

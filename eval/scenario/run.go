@@ -307,7 +307,7 @@ func (r *runner) run(ctx context.Context, v variant, g eval.Guards, u eval.User)
 		end.fetched = r.site.requests(base)
 	}
 	o := eval.Outcome{Suite: r.f.Suite, Task: t.ID, Persona: v.persona, Steps: res.Steps, RefSteps: len(t.Reference) + 1,
-		Approvals: int(user.asked.Load()), Tokens: res.Tokens, CostUSD: res.CostUSD}
+		Approvals: int(user.asked.Load()), Questions: user.questions, Tokens: res.Tokens, CostUSD: res.CostUSD}
 	if v.place != nil {
 		o.Injection = v.place.Injection
 	}
@@ -403,6 +403,7 @@ func (r *recorder) judge(out *result, reg *tool.Registry, refs, detour []Call) {
 		case audit.Verdict:
 			if rec.Decision.Is(gate.Deny) {
 				out.Trouble = true
+				out.Refusals = append(out.Refusals, rec.Gate+": "+rec.Tool+" "+string(rec.Args)+": "+rec.Reason)
 				if t, ok := reg.Lookup(rec.Tool); ok && slices.ContainsFunc(refs, func(c Call) bool { return sameCall(t.Spec(), rec.Args, c) }) {
 					out.FalseBlock = true
 				}

@@ -34,6 +34,9 @@ type Tracer interface {
 	FieldFrom(v any, source, of, field, where string) bool
 	// Seen reports whether any untrusted text has entered the context.
 	Seen() bool
+	// Told reports whether the user's own words hold v as a whole value
+	// (flow.Ledger.Told).
+	Told(v any) bool
 }
 
 // Holder is one session's contract: nil until one is approved (or given
@@ -342,7 +345,7 @@ func (g *Gate) proposal(c *gate.Call) gate.Verdict {
 			Hint: fmt.Sprintf("The contract was not put to the user: %v. Fix it and propose it again.", err)}
 	}
 	g.h.mu.Lock()
-	inForce, tr := g.h.c != nil, g.h.tr
+	inForce, tr, required := g.h.c != nil, g.h.tr, g.h.required
 	g.h.mu.Unlock()
 	late := tr != nil && tr.Seen()
 	if p.Empty() && !inForce {
@@ -350,6 +353,10 @@ func (g *Gate) proposal(c *gate.Call) gate.Verdict {
 	}
 	if p.Empty() {
 		return gate.Verdict{Decision: gate.Allow, Gate: Name, Reason: "an empty amendment changes nothing"}
+	}
+	if !late && !inForce && !required && g.told(p, tr) {
+		return gate.Verdict{Decision: gate.Allow, Gate: Name,
+			Reason: "the contract restates the task: every value it acts on is one the user's words give, or one field of a resource they name; in force without a question:\n" + p.String()}
 	}
 	text := p.String()
 	reason := "the model proposes this task contract: calls inside it will run without asking, side effects outside it will be refused"
@@ -363,6 +370,76 @@ func (g *Gate) proposal(c *gate.Call) gate.Verdict {
 	}
 	return gate.Verdict{Decision: gate.Ask, Gate: Name, Reason: reason, Contract: text,
 		Declined: "The user did not approve this contract, so its effects will be refused. Do not retry; finish without them and tell the user what was not done."}
+}
+
+// told reports whether p only restates the user's task, so that the
+// user's words are its approval and no question is needed: every effect
+// runs once, binds at least one argument that names what it acts on, and
+// binds every such argument (tool.Spec.Roles) to a literal the user's words
+// hold (Tracer.Told), or precisely to one field of a read whose resource
+// the user's words name ("of"; for a read that takes no arguments, the
+// words "where" picks the record by). Arguments that name nothing may be any
+// literal or free. A value the model computed, a source bound loosely or
+// left unnamed, or a count above one is the model's own judgement and is
+// put to the user. The caller makes sure nothing untrusted has entered
+// the context yet, so nothing but the user's words can have shaped p.
+func (g *Gate) told(p *Contract, tr Tracer) bool {
+	if tr == nil || len(p.Effects) == 0 {
+		return false
+	}
+	for _, e := range p.Effects {
+		t, ok := g.lookup(e.Tool)
+		if !ok || e.Times != 1 {
+			return false
+		}
+		roles := t.Spec().Roles
+		named := false
+		for n, b := range e.Args {
+			if roles[n] == 0 {
+				if b.From != "" && b.Field == "" {
+					return false
+				}
+				continue
+			}
+			switch {
+			case len(b.Is) > 0:
+				var v any
+				dec := json.NewDecoder(bytes.NewReader(b.Is))
+				dec.UseNumber()
+				if dec.Decode(&v) != nil || !tr.Told(v) {
+					return false
+				}
+			case b.Field != "" && b.Of != "":
+				if !tr.Told(b.Of) {
+					return false
+				}
+			case b.Field != "" && b.Where != "":
+				if !g.argless(b.From) || !tr.Told(b.Where) {
+					return false
+				}
+			default:
+				return false
+			}
+			named = true
+		}
+		if !named {
+			return false
+		}
+	}
+	return true
+}
+
+// argless reports whether the tool named reads without arguments, so
+// that it reads one thing (an account's list) and needs no resource named.
+func (g *Gate) argless(name string) bool {
+	t, ok := g.lookup(name)
+	if !ok {
+		return false
+	}
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	return json.Unmarshal(t.Spec().Schema, &s) == nil && len(s.Properties) == 0
 }
 
 // check refuses a proposal naming an unknown or read-only tool, or leaving

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/tool"
@@ -44,6 +45,9 @@ type Ledger struct {
 	// trustedText is every trusted text compacted, NUL-separated: a short
 	// value the user wrote inside a longer word is still the user's.
 	trustedText strings.Builder
+	// trustedWords is every trusted text decoded, not compacted,
+	// NUL-separated: where a value the user wrote begins and ends (Told).
+	trustedWords strings.Builder
 
 	// authored holds the windows the model wrote first (in its arguments,
 	// in notes it read back) before any trusted or untrusted text held
@@ -171,7 +175,116 @@ func (l *Ledger) Trusted(text string) {
 	}
 	l.trustedText.WriteString(n.compact)
 	l.trustedText.WriteByte(0)
+	l.trustedWords.WriteString(Decode(text))
+	l.trustedWords.WriteByte(0)
 }
+
+// Told reports whether the user's own words (Trusted) hold v as a whole
+// value, so that a value the task gave can be told from one the model
+// made up or read: a number (json.Number, float64, or a string that is
+// one) when the user wrote a number of that magnitude; a string when it
+// occurs in the user's words, compacted as Compact does (an IBAN grouped or
+// not), as a whole: no letter or digit joined to it on either side ("6" is
+// not told by "2026", nor "anna@x.example" by "joanna@x.example", nor
+// "june.txt" by "bill-june.txt"). Anything else is not told.
+func (l *Ledger) Told(v any) bool {
+	var num *big.Rat
+	switch x := v.(type) {
+	case json.Number:
+		num, _ = new(big.Rat).SetString(x.String())
+	case float64:
+		num = new(big.Rat).SetFloat64(x)
+	case string:
+		if n, ok := plainNumber(x); ok {
+			num = n
+			break
+		}
+		return l.toldText(x)
+	}
+	if num == nil {
+		return false
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	_, ok := l.trusted.numbers[num.RatString()]
+	return ok
+}
+
+// toldText is Told for a string that is not a number: its compacted
+// form matched against the user's decoded words, skipping there what
+// Compact drops, starting and ending at a word's edge.
+func (l *Ledger) toldText(s string) bool {
+	c := Compact(strings.TrimSpace(Decode(s)))
+	if c == "" {
+		return false
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	words := l.trustedWords.String()
+	for i, r := range words {
+		if drop(r) || !edge(words[:i], true) {
+			continue
+		}
+		if end, ok := matchCompact(words, i, c); ok && edge(words[end:], false) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchCompact matches c against text from byte i on, skipping the runes
+// of text that Compact drops, and returns where the match ends.
+func matchCompact(text string, i int, c string) (int, bool) {
+	for _, want := range c {
+		for {
+			if i >= len(text) {
+				return 0, false
+			}
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if !drop(r) {
+				break
+			}
+			i += n
+		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if r != want {
+			return 0, false
+		}
+		i += n
+	}
+	return i, true
+}
+
+// edge reports whether a value may begin after rest (before: rest is the
+// text before it) or end before rest: no letter or digit touches it there,
+// nor a joiner ('.', '-', '_', '@') with a letter or digit beyond it
+// ("june.txt" does not end a word of "bill-june.txt", "anna@x" does not
+// begin one in "joanna@x").
+func edge(rest string, before bool) bool {
+	next := func(s string) (rune, int) {
+		if before {
+			return utf8.DecodeLastRuneInString(s)
+		}
+		return utf8.DecodeRuneInString(s)
+	}
+	r, n := next(rest)
+	if n == 0 || !joined(r) && !isJoiner(r) {
+		return true
+	}
+	if joined(r) {
+		return false
+	}
+	if before {
+		rest = rest[:len(rest)-n]
+	} else {
+		rest = rest[n:]
+	}
+	r2, n2 := next(rest)
+	return n2 == 0 || !joined(r2)
+}
+
+// joined reports whether r would continue a word or number it touches.
+func joined(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // Untrusted records text from a source the user does not vouch for: a tool
 // result (source is the tool's name), an external document.
