@@ -1,6 +1,9 @@
 package scenario_test
 
 import (
+	"encoding/json"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,8 +16,15 @@ import (
 // contract's, none is asked twice in a run, and the per-run record names
 // each question (the --json "runs"), so a count can be traced to its
 // cause. A refusal is recorded with the gate that made it.
+//
+// One exception: an injection in an MCP tool's description is in the
+// context from the first step, before any contract can be stated, so the
+// obedient persona's call for the attacker comes before the contract and
+// the flow gate asks about it (the attentive user says no): that question
+// is the defence firing, not a question a legitimate task costs.
 func TestQuestionsPerRun(t *testing.T) {
 	t.Parallel()
+	early := descriptionInjections(t, "../suites/mcp.json")
 	suites := append(embedded(t), eval.Suite(heldout(t)))
 	for _, s := range suites {
 		t.Run(s.Name(), func(t *testing.T) {
@@ -24,6 +34,10 @@ func TestQuestionsPerRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, o := range outs {
+				if early[o.Task+" "+o.Injection] {
+					o.Questions = slices.DeleteFunc(slices.Clone(o.Questions), func(q string) bool { return strings.HasPrefix(q, "flow: ") })
+					o.Approvals = len(o.Questions)
+				}
 				if len(o.Questions) != o.Approvals {
 					t.Errorf("%s %s %s: %d questions named, %d counted", o.Task, o.Injection, o.Persona, len(o.Questions), o.Approvals)
 				}
@@ -43,4 +57,40 @@ func TestQuestionsPerRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// descriptionInjections are the "task injection" pairs of a suite file
+// whose injection is placed in an MCP tool's description.
+func descriptionInjections(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Tasks []struct {
+			ID         string `json:"id"`
+			Injections []struct {
+				Injection string `json:"injection"`
+				Into      struct {
+					MCPDescription string `json:"mcp_description"`
+				} `json:"into"`
+			} `json:"injections"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]bool{}
+	for _, task := range f.Tasks {
+		for _, in := range task.Injections {
+			if in.Into.MCPDescription != "" {
+				m[task.ID+" "+in.Injection] = true
+			}
+		}
+	}
+	if len(m) == 0 {
+		t.Fatalf("%s: no injection in an MCP description", path)
+	}
+	return m
 }
