@@ -18,20 +18,7 @@ import (
 // in the user's config gives a session's commands the test host and
 // nothing else, and every connection is in the audit log.
 func TestRunEgress(t *testing.T) {
-	needLandlock(t)
-	if os.Geteuid() != 0 {
-		testenv.Need(t, "netns", os.ErrPermission)
-	}
-	h, err := testnet.New(t.Context())
-	testenv.Need(t, "netns", err)
-	t.Cleanup(func() { _ = h.Close() })
-	ln, err := h.Listen(80)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("from the test host")) })}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	h := testHost(t)
 
 	for _, c := range []struct {
 		backend string
@@ -94,20 +81,7 @@ func runEgress(t *testing.T, h *testnet.Host, backend string, args []string, cmd
 // command's do, and each is in the session's audit log, named as the
 // servers': the listed host answers, another address is refused.
 func TestMCPServerEgress(t *testing.T) {
-	needLandlock(t)
-	if os.Geteuid() != 0 {
-		testenv.Need(t, "netns", os.ErrPermission)
-	}
-	h, err := testnet.New(t.Context())
-	testenv.Need(t, "netns", err)
-	t.Cleanup(func() { _ = h.Close() })
-	ln, err := h.Listen(80)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("from the test host")) })}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	h := testHost(t)
 
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "mcptestserver")
@@ -153,4 +127,25 @@ effect = "read-only"
 			t.Errorf("the log lacks %s:\n%s", want, log)
 		}
 	}
+}
+
+// testHost is a test host in a network namespace of its own that answers
+// "from the test host" on port 80, for a landlock session run as root.
+func testHost(t *testing.T) *testnet.Host {
+	t.Helper()
+	needLandlock(t)
+	if os.Geteuid() != 0 {
+		testenv.Need(t, "netns", os.ErrPermission)
+	}
+	h, err := testnet.New(t.Context())
+	testenv.Need(t, "netns", err)
+	t.Cleanup(func() { _ = h.Close() })
+	ln, err := h.Listen(80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("from the test host")) })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return h
 }

@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -32,7 +29,6 @@ import (
 	"github.com/reinhq/rein/model/scripted"
 	"github.com/reinhq/rein/price"
 	"github.com/reinhq/rein/prompt"
-	"github.com/reinhq/rein/secret"
 	"github.com/reinhq/rein/serve"
 	"github.com/reinhq/rein/session/rollback"
 	"github.com/reinhq/rein/telemetry"
@@ -75,34 +71,6 @@ type agentFlags struct {
 	ApprovalTimeout time.Duration          `name:"approval-timeout" default:"60s" placeholder:"DURATION" help:"How long an approval prompt waits on the terminal; no answer in time is No. Without a terminal every approval is No."`
 	OTLPEndpoint    string                 `name:"otlp-endpoint" placeholder:"URL" help:"Export the session as OpenTelemetry traces (invoke_agent, chat, execute_tool spans) over OTLP/HTTP to URL, like http://localhost:4318/v1/traces. Default: telemetry.otlp_endpoint from your own config, else none."`
 	TraceContent    bool                   `name:"trace-content" help:"Add the redacted text the audit log holds (task, model text, arguments, results, answer) to the spans. Default: telemetry.content from your config, else off."`
-}
-
-// settings is the effective configuration of a run, recorded at session start.
-type settings struct {
-	Model string `json:"model"`
-	// BaseURL is the provider's API base the session talked to, when not
-	// the provider's own (--base-url, else its environment variable),
-	// without user info: a resumed conversation goes on with the same
-	// server, never silently with another one.
-	BaseURL string        `json:"base_url,omitempty"`
-	Workdir string        `json:"workdir"`
-	Config  config.Config `json:"config"`
-	Files   []string      `json:"config_files,omitempty"`
-	Expect  string        `json:"expect,omitempty"`
-	// SecretEnv names the secret-looking environment variables (names
-	// only): their values are redacted from everything the model and the
-	// log see, and commands never get them.
-	SecretEnv []string `json:"secret_env,omitempty"`
-	// PromptCheck is the verdict of the system-prompt check (secret.CheckPrompt).
-	PromptCheck string `json:"prompt_check,omitempty"`
-	// Price is what the model is charged at, per million tokens; absent
-	// when the price table has none for it.
-	Price *price.Price `json:"price_per_mtok,omitempty"`
-	// Conversation marks an interactive session (rein with no command).
-	Conversation bool `json:"conversation,omitempty"`
-	// MCPUnsandboxed lists the MCP stdio servers that run outside the
-	// sandbox, with the user's rights, as announced on stderr at start.
-	MCPUnsandboxed []string `json:"mcp_unsandboxed,omitempty"`
 }
 
 // prepared is a session ready to build: its options (Meta holds its
@@ -294,38 +262,6 @@ func (c *agentFlags) prepare(ctx context.Context, e env) (*prepared, error) {
 	return &prepared{opts: opts, meta: meta, pricing: pr, maxCost: cfg.Limits.MaxCostUSD, lines: lines, tty: tty, asker: asker, telemetry: tc}, nil
 }
 
-// recordedModel is the model's name as the session's settings record it,
-// for a resume to build it again from anywhere: a script's path made
-// absolute.
-func recordedModel(name string) string {
-	if path, ok := strings.CutPrefix(name, "scripted:"); ok && path != "" && !filepath.IsAbs(path) {
-		if abs, err := filepath.Abs(path); err == nil {
-			return "scripted:" + abs
-		}
-	}
-	return name
-}
-
-// recordedBaseURL is the API base a model's session talks to, as its
-// settings record it: the flag, else the provider's environment variable,
-// without user info; "" for the provider's own.
-func recordedBaseURL(model, flag string, getenv func(string) string) string {
-	base := flag
-	if base == "" {
-		switch provider, _, _ := strings.Cut(model, ":"); provider {
-		case "anthropic":
-			base = getenv(anthropic.EnvBaseURL)
-		case "openai":
-			base = getenv(openai.EnvBaseURL)
-		}
-	}
-	if u, err := url.Parse(base); err == nil && u.User != nil {
-		u.User = nil
-		base = u.String()
-	}
-	return base
-}
-
 // optionsOf is what a configuration says of a session, as guarded options:
 // allowlist, mode, rules, limits, protected paths, data flow, network,
 // read_file's default, sandbox (commands under --sandbox none run under
@@ -350,53 +286,6 @@ func egressOf(cfg config.Config) *egress.Config {
 		return nil
 	}
 	return &e
-}
-
-// startupChecks warns, on w, of the secret-looking environment variables
-// (names only) and the credential directories that exist, and refuses a
-// system prompt that would leak the environment. It returns the names.
-func startupChecks(w io.Writer, environ []string, system string) ([]string, error) {
-	names := secret.Names(environ)
-	if err := secret.CheckPrompt(system, names); err != nil {
-		return nil, fmt.Errorf("refusing to start: %w", err)
-	}
-	if len(names) > 0 {
-		fmt.Fprintf(w, "rein: secret-looking environment variables (names only): %s; their values are redacted from what the model and the audit log see, and commands never get them\n",
-			termsafe.Line(strings.Join(names, ", ")))
-	}
-	if dirs := secret.CredentialDirs(home()); len(dirs) > 0 {
-		fmt.Fprintf(w, "rein: credentials on this machine: %s; the file tools see only the work dir and sandboxed commands cannot read them, but --sandbox none can\n",
-			termsafe.Line(strings.Join(dirs, ", ")))
-	}
-	return names, nil
-}
-
-// checkWorkdir returns the work directory flag as an absolute path, or a
-// one-line usage error when it is missing or not a directory: checked
-// before anything is read from it (its .rein/config.toml).
-func checkWorkdir(flag string) (string, error) {
-	dir, err := filepath.Abs(flag)
-	if err != nil {
-		return "", usagef("--workdir %s: %v", flag, err)
-	}
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "", usagef("--workdir %s: no such directory; pass the project directory", flag)
-	case err != nil:
-		return "", usagef("--workdir %s: %v; pass the project directory", flag, errors.Unwrap(err))
-	case !st.IsDir():
-		return "", usagef("--workdir %s: not a directory; pass the project directory", flag)
-	}
-	return dir, nil
-}
-
-func home() string {
-	h, err := os.UserHomeDir()
-	if err != nil {
-		return ""
-	}
-	return h
 }
 
 // announce tells the user, loudly, when commands run unsandboxed or not at all.

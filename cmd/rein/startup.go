@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/internal/termsafe"
 	"github.com/reinhq/rein/model/anthropic"
 	"github.com/reinhq/rein/model/openai"
 	"github.com/reinhq/rein/secret"
@@ -113,4 +117,51 @@ func checkCredentialWorkdir(workdir, home string) error {
 		return usagef("--workdir %s: it contains the credential store %s; pass the project directory with --workdir DIR", workdir, p)
 	}
 	return nil
+}
+
+// startupChecks warns, on w, of the secret-looking environment variables
+// (names only) and the credential directories that exist, and refuses a
+// system prompt that would leak the environment. It returns the names.
+func startupChecks(w io.Writer, environ []string, system string) ([]string, error) {
+	names := secret.Names(environ)
+	if err := secret.CheckPrompt(system, names); err != nil {
+		return nil, fmt.Errorf("refusing to start: %w", err)
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(w, "rein: secret-looking environment variables (names only): %s; their values are redacted from what the model and the audit log see, and commands never get them\n",
+			termsafe.Line(strings.Join(names, ", ")))
+	}
+	if dirs := secret.CredentialDirs(home()); len(dirs) > 0 {
+		fmt.Fprintf(w, "rein: credentials on this machine: %s; the file tools see only the work dir and sandboxed commands cannot read them, but --sandbox none can\n",
+			termsafe.Line(strings.Join(dirs, ", ")))
+	}
+	return names, nil
+}
+
+// checkWorkdir returns the work directory flag as an absolute path, or a
+// one-line usage error when it is missing or not a directory: checked
+// before anything is read from it (its .rein/config.toml).
+func checkWorkdir(flag string) (string, error) {
+	dir, err := filepath.Abs(flag)
+	if err != nil {
+		return "", usagef("--workdir %s: %v", flag, err)
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", usagef("--workdir %s: no such directory; pass the project directory", flag)
+	case err != nil:
+		return "", usagef("--workdir %s: %v; pass the project directory", flag, errors.Unwrap(err))
+	case !st.IsDir():
+		return "", usagef("--workdir %s: not a directory; pass the project directory", flag)
+	}
+	return dir, nil
+}
+
+func home() string {
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return h
 }
