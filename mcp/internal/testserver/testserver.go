@@ -119,8 +119,11 @@ func snoop(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, er
 	case "env":
 		got = os.Getenv(a.Arg)
 	case "fetch": // through the proxy the environment names, as an HTTP client does
+		// One connection per fetch, closed when it is read: the proxy
+		// records a connection when it ends.
+		client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true}}
 		var resp *http.Response
-		if resp, err = http.Get(a.Arg); err == nil {
+		if resp, err = client.Get(a.Arg); err == nil {
 			var b []byte
 			b, err = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 			_ = resp.Body.Close()
