@@ -16,7 +16,10 @@ const GateScreen = "screen"
 // asks for an irreversible one (a human must say yes; a no ends the task),
 // denies typing into a password field unless the policy allows it, and,
 // when the Env has an allowlist (Allower), denies a click on, or Enter on,
-// a link to a URL off it. Calls of other tools pass. Put it after the
+// a link to a URL off it. In a session that plans (Screen.Planned), an
+// irreversible action is not asked about: it runs inside the plan in force
+// and is refused outside it, and a plan call is the question. Calls of
+// other tools pass. Put it after the
 // validation gate, which checks the action against the screen first.
 func (s *Screen) Gate() gate.Gate { return screenGate{s} }
 
@@ -29,6 +32,9 @@ func (screenGate) Name() string { return GateScreen }
 
 // Check judges an action on the element it would act on.
 func (g screenGate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
+	if t, ok := c.Tool.(*planTool); ok && t.s == g.s {
+		return g.s.proposal(c)
+	}
 	t, ok := c.Tool.(*actionTool)
 	if !ok || t.s != g.s {
 		return gate.Verdict{Decision: gate.Allow, Gate: GateScreen}
@@ -47,8 +53,17 @@ func (g screenGate) Check(ctx context.Context, c *gate.Call) gate.Verdict {
 	if v := g.s.offsite(ctx, a); v != nil {
 		return *v
 	}
-	return g.s.judge(ctx, a)
+	v := g.s.judge(ctx, a)
+	if v.Decision == gate.Ask && g.s.planning() {
+		return g.s.byPlan(ctx, c, a, v)
+	}
+	return v
 }
+
+// Ran counts an action the plan allowed against the plan (gate.Counter).
+func (g screenGate) Ran(c *gate.Call) { g.s.ran(c.ID) }
+
+var _ gate.Counter = screenGate{}
 
 // offsite refuses a click on a link, or Enter on a focused one, whose
 // http(s) URL the Env's allowlist would block. It is the allowlist's

@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
 	"image/draw"
 	"image/png"
+	"slices"
 	"sync"
 
 	"github.com/reinhq/rein/model"
@@ -26,15 +28,17 @@ type Script struct {
 // ScriptStep is one decision of a script: the action's fields, an
 // optional reason and optional usage to report.
 type ScriptStep struct {
-	Action  Kind         `json:"action"`
-	X       int          `json:"x,omitempty"`
-	Y       int          `json:"y,omitempty"`
-	Text    string       `json:"text,omitempty"`
-	DY      int          `json:"dy,omitempty"`
-	Name    string       `json:"name,omitempty"`
-	Summary string       `json:"summary,omitempty"`
-	Why     string       `json:"why,omitempty"`
-	Usage   *model.Usage `json:"usage,omitempty"`
+	Action  Kind   `json:"action"`
+	X       int    `json:"x,omitempty"`
+	Y       int    `json:"y,omitempty"`
+	Text    string `json:"text,omitempty"`
+	DY      int    `json:"dy,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Summary string `json:"summary,omitempty"`
+	Why     string `json:"why,omitempty"`
+	// Plan is the plan of a step whose action is "plan" (Config.Planned).
+	Plan  *Plan        `json:"plan,omitempty"`
+	Usage *model.Usage `json:"usage,omitempty"`
 }
 
 // ParseScript decodes a script strictly: unknown fields, an unknown action
@@ -48,6 +52,12 @@ func ParseScript(data []byte) (*Script, error) {
 		return nil, errors.New("computer script: no steps: give at least one action")
 	}
 	for i, st := range s.Steps {
+		if st.Action == PlanTool || st.Plan != nil {
+			if st.Action != PlanTool || st.Plan == nil {
+				return nil, fmt.Errorf("computer script: step %d: a plan step has \"action\": \"plan\" and a \"plan\" object", i+1)
+			}
+			continue
+		}
 		a := st.action()
 		if err := a.Validate(1<<20, 1<<20); err != nil {
 			return nil, fmt.Errorf("computer script: step %d: %w", i+1, err)
@@ -63,7 +73,8 @@ func (st ScriptStep) action() Action {
 // Scripted is a model.Model that plays a Script: call i answers with step
 // i, a call of the step's action tool (with its why as text before it),
 // or, for a done step, the summary as the answer and no call. After the
-// last step it answers "the script ended". Usage, when a step gives none,
+// last step it answers "the script ended". A plan step is skipped where
+// the session offers no plan tool (it does not plan). Usage, when a step gives none,
 // is an estimate: the request's text at four characters a token plus the
 // latest image at width×height/750 tokens (Anthropic's rule; only the
 // latest screenshot is sent, see computer/anthropic), and the answer's
@@ -84,9 +95,13 @@ func (m *Scripted) Generate(ctx context.Context, req *model.Request) (*model.Res
 	if err := ctx.Err(); err != nil {
 		return nil, context.Cause(ctx)
 	}
+	planned := slices.ContainsFunc(req.Tools, func(t model.ToolDef) bool { return t.Name == PlanTool })
 	m.mu.Lock()
 	i := m.next
-	m.next++
+	for !planned && i < len(m.script.Steps) && m.script.Steps[i].Action == PlanTool {
+		i++ // a plan step is played only where the session plans
+	}
+	m.next = i + 1
 	m.mu.Unlock()
 	st := ScriptStep{Action: Done, Summary: "the script ended"}
 	if i < len(m.script.Steps) {
@@ -100,8 +115,18 @@ func (m *Scripted) Generate(ctx context.Context, req *model.Request) (*model.Res
 		if st.Why != "" {
 			resp.Blocks = append(resp.Blocks, model.TextBlock(st.Why))
 		}
-		a := st.action()
-		resp.Blocks = append(resp.Blocks, model.CallBlock(model.ToolCall{ID: fmt.Sprintf("call_%d", i+1), Name: string(a.Kind), Args: a.Args()}))
+		call := model.ToolCall{ID: fmt.Sprintf("call_%d", i+1)}
+		if st.Action == PlanTool {
+			args, err := json.Marshal(st.Plan)
+			if err != nil {
+				return nil, fmt.Errorf("computer script: step %d: %w", i+1, err)
+			}
+			call.Name, call.Args = PlanTool, args
+		} else {
+			a := st.action()
+			call.Name, call.Args = string(a.Kind), a.Args()
+		}
+		resp.Blocks = append(resp.Blocks, model.CallBlock(call))
 		resp.StopReason = model.StopToolUse
 	}
 	if st.Usage != nil {

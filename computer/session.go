@@ -55,6 +55,14 @@ type Config struct {
 	System string
 	// Meta is recorded in the session_start record (allowlist, start URL).
 	Meta json.RawMessage
+	// Planned makes the session plan: the model states the irreversible
+	// actions its task needs with the plan tool before it sees the screen,
+	// the user is asked about that plan once, and then irreversible
+	// actions inside it run without a question and any other is refused
+	// without one (docs/computer-use.md). Plan, when set, is a plan given
+	// with the task, in force from the start (Planned is then implied).
+	Planned bool
+	Plan    *Plan
 }
 
 // AuditLog receives every record of a run; *audit.Writer implements it. An
@@ -97,6 +105,17 @@ func New(cfg Config) (*Session, error) {
 		cfg.System = System
 	}
 	screen := NewScreen(cfg.Env, cfg.Policy, cfg.Audit)
+	if cfg.Plan != nil {
+		if err := cfg.Plan.check(screen.policy.Words); err != nil {
+			return nil, fmt.Errorf("computer: %w", err)
+		}
+	}
+	if (cfg.Planned || cfg.Plan != nil) && !cfg.Policy.Off {
+		screen.Planned(cfg.Plan)
+		if cfg.System == System {
+			cfg.System += PlanSystem
+		}
+	}
 	tools := screen.Tools()
 	reg, err := tool.NewRegistry(tools...)
 	if err != nil {

@@ -37,6 +37,8 @@ type Screen struct {
 	pending bool               // an action had no effect and no later action changed the screen yet
 	seen    map[Action]Element // inspections of the current screen
 	stats   Stats
+	plan    planState
+	given   *Plan // the plan given with the task (Config.Plan), in force at every run's start
 }
 
 // Stats is what a Screen observed in a run.
@@ -68,6 +70,10 @@ func (s *Screen) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stats, s.pending, s.seen = Stats{}, false, nil
+	s.plan = planState{on: s.plan.on}
+	if s.given != nil {
+		s.plan.approve(s.given)
+	}
 }
 
 // Stats returns what the screen observed so far.
@@ -80,13 +86,49 @@ func (s *Screen) Stats() Stats {
 }
 
 // Tools returns the action tools: click, type, scroll, key and wait.
+//
+// In a session that plans (Screen.Planned), plan too.
 func (s *Screen) Tools() []tool.Tool {
-	return []tool.Tool{s.action(Click), s.action(Type), s.action(Scroll), s.action(Key), s.action(Wait)}
+	tools := []tool.Tool{s.action(Click), s.action(Type), s.action(Scroll), s.action(Key), s.action(Wait)}
+	s.mu.Lock()
+	on := s.plan.on
+	s.mu.Unlock()
+	if on {
+		tools = append(tools, s.planTool())
+	}
+	return tools
+}
+
+// Planned makes the screen plan: irreversible actions need a plan in
+// force (the plan tool's, approved by the user, or given, which is in
+// force at every run's start and may be nil), and the screen is shown
+// only after the model has stated its plan. Call it before Tools.
+func (s *Screen) Planned(given *Plan) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.plan.on, s.given = true, given
+	if given != nil {
+		s.plan.approve(given)
+	}
 }
 
 // Attach takes the first screenshot, for the task's message (agent.Config.Attach):
 // the screen and the requests blocked while the page loaded.
+//
+// In a session that plans, the screen is shown only after the plan (the
+// plan tool's result, or the first action's): the task's message says so.
 func (s *Screen) Attach(ctx context.Context) ([]model.Block, error) {
+	s.mu.Lock()
+	planning := s.plan.on && !s.plan.inForce
+	s.mu.Unlock()
+	if planning {
+		return []model.Block{model.TextBlock("The screen is shown after you state your plan with plan().")}, nil
+	}
+	return s.look0(ctx)
+}
+
+// look0 takes the first screenshot and returns it as Attach does.
+func (s *Screen) look0(ctx context.Context) ([]model.Block, error) {
 	if err := s.look(ctx); err != nil {
 		return nil, err
 	}
@@ -113,6 +155,7 @@ func (s *Screen) look(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.shot, s.hash, s.seen = shot, h, nil
+	s.plan.shown = true
 	s.stats.Final = shot
 	s.mu.Unlock()
 	return nil

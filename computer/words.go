@@ -78,6 +78,28 @@ func (w Words) Match(texts ...string) (string, bool) {
 	return "", false
 }
 
+// MatchAll returns every entry found as whole words in any of texts, each
+// once, in the order of the list.
+func (w Words) MatchAll(texts ...string) []string {
+	toks := make([][]string, len(texts))
+	for i, s := range texts {
+		toks[i] = tokens(s)
+	}
+	var out []string
+	for _, p := range w.phrases {
+	search:
+		for _, t := range toks {
+			for i := 0; i+len(p) <= len(t); i++ {
+				if slices.Equal(t[i:i+len(p)], p) {
+					out = append(out, strings.Join(p, " "))
+					break search
+				}
+			}
+		}
+	}
+	return out
+}
+
 // tokens splits s into lower-case words. Format characters (zero-width
 // spaces and joiners, soft hyphens) are dropped first, so "De\u200blete"
 // is one word; letters, marks and digits make words, anything else splits.

@@ -67,7 +67,20 @@ func (c *Computer) Generate(ctx context.Context, req *model.Request) (*model.Res
 	}
 	last := latestImage(req.Messages)
 	if last == nil {
-		return nil, fmt.Errorf("%w: no screenshot in the conversation", provider.ErrBadRequest)
+		if planTool(req) == nil {
+			return nil, fmt.Errorf("%w: no screenshot in the conversation", provider.ErrBadRequest)
+		}
+		// A session that plans shows the screen after the plan: until
+		// then the model is offered the plan tool alone.
+		fields, err := fields(req, nil, nil, 0, 0, 0, 0)
+		if err != nil {
+			return nil, err
+		}
+		msg, err := c.m.Beta(ctx, ComputerBeta, fields)
+		if err != nil {
+			return nil, err
+		}
+		return mapComputerResponse(msg, 0, 0, 0, 0)
 	}
 	cfg, err := png.DecodeConfig(bytes.NewReader(last.Data))
 	if err != nil {
@@ -155,6 +168,8 @@ func fields(req *model.Request, last *model.Image, shot []byte, sw, sh, w, h int
 				content = append(content, cuBlock{Type: "text", Text: b.Text})
 			case b.Kind == model.KindImage && b.Image != nil:
 				content = append(content, picture(b.Image))
+			case b.Kind == model.KindToolCall && b.Call != nil && b.Call.Name == computer.PlanTool:
+				content = append(content, cuBlock{Type: "tool_use", ID: b.Call.ID, Name: computer.PlanTool, Input: b.Call.Args})
 			case b.Kind == model.KindToolCall && b.Call != nil:
 				a, err := computer.ActionOf(b.Call.Name, b.Call.Args)
 				if err != nil {
@@ -181,14 +196,31 @@ func fields(req *model.Request, last *model.Image, shot []byte, sw, sh, w, h int
 		}
 		msgs = append(msgs, cuMessage{Role: string(m.Role), Content: content})
 	}
+	var tools []map[string]any
+	if last != nil {
+		tools = append(tools, map[string]any{"type": ComputerToolType, "name": computerToolName,
+			"display_width_px": w, "display_height_px": h})
+	}
+	if p := planTool(req); p != nil {
+		tools = append(tools, map[string]any{"name": p.Name, "description": p.Description, "input_schema": p.Schema})
+	}
 	return map[string]any{
 		"system":   req.System,
 		"messages": msgs,
-		"tools": []map[string]any{{
-			"type": ComputerToolType, "name": computerToolName,
-			"display_width_px": w, "display_height_px": h,
-		}},
+		"tools":    tools,
 	}, nil
+}
+
+// planTool returns the plan tool when the request offers it (a session
+// that plans): it goes to the model as a tool of its own beside the
+// computer tool.
+func planTool(req *model.Request) *model.ToolDef {
+	for i := range req.Tools {
+		if req.Tools[i].Name == computer.PlanTool {
+			return &req.Tools[i]
+		}
+	}
+	return nil
 }
 
 // The key names of the computer-use tool (xdotool's) and rein's.
@@ -260,7 +292,11 @@ func mapComputerResponse(msg *sdk.Message, sw, sh, w, h int) (*model.Response, e
 				resp.Blocks = append(resp.Blocks, model.TextBlock(t))
 			}
 		case "tool_use":
-			if b.Name != computerToolName {
+			if b.Name == computer.PlanTool {
+				resp.Blocks = append(resp.Blocks, model.CallBlock(model.ToolCall{ID: b.ID, Name: computer.PlanTool, Args: b.Input}))
+				continue
+			}
+			if b.Name != computerToolName || sw == 0 {
 				return nil, fmt.Errorf("%w: the model called tool %q; only %q is offered", provider.ErrBadResponse, b.Name, computerToolName)
 			}
 			var wa wireAction

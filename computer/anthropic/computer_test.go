@@ -39,6 +39,7 @@ type computerBody struct {
 		Content []struct {
 			Type      string          `json:"type"`
 			Text      string          `json:"text"`
+			Name      string          `json:"name"`
 			Input     json.RawMessage `json:"input"`
 			ToolUseID string          `json:"tool_use_id"`
 			Content   []struct {
