@@ -103,7 +103,11 @@ type Executor interface {
 // StageReporter is an Executor asked to stage its commands' writes
 // (Landlock.Stage, docker's Options.Stage) that can say why it does not:
 // StageErr is nil while it stages (or before it knows), else the reason
-// its commands write straight to the work dir.
+// its commands write straight to the work dir. While StageErr is nil, Exec
+// returns a Result with Staged set, or an error: a command whose overlay
+// cannot be mounted does not run (ErrNotStaged), so a caller that relies
+// on staging (tool/bash skips its own watch of protected paths) never gets
+// an unstaged command it did not expect.
 type StageReporter interface {
 	StageErr() error
 }
@@ -125,6 +129,10 @@ var (
 	// and the restart failed or died too. It is the caller's failure, not
 	// the command's: no later command will run either.
 	ErrExecutorDead = errors.New("the sandbox is dead and could not be restarted")
+	// ErrNotStaged marks a command that did not run because its overlay
+	// could not be mounted: the executor runs its commands unstaged from
+	// then on (StageErr says why), and the caller may run it again.
+	ErrNotStaged = errors.New("the command's writes could not be staged, so it did not run; the sandbox runs commands unstaged from now on")
 )
 
 // defaultPath is PATH when rein's own environment has none.

@@ -123,10 +123,12 @@ func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req
 				return Result{}, aborted(ctx)
 			}
 			// No overlay here after all (a kernel or user namespace that
-			// refuses it): this executor runs its commands unstaged, as
-			// without Stage, and StageErr says why.
-			st.stageFailed(fmt.Errorf("mounting the overlay: %w", err))
-			return z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace))
+			// refuses it): this executor runs its commands unstaged from
+			// now on, as without Stage, and StageErr says why. This one
+			// does not run: its caller expected it staged (ErrNotStaged).
+			why := fmt.Errorf("mounting the overlay: %w", err)
+			st.stageFailed(why)
+			return Result{}, fmt.Errorf("%w: %w", ErrNotStaged, why)
 		}
 		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace))
 		uerr := z.stage.ask(context.WithoutCancel(ctx), "u")

@@ -227,6 +227,14 @@ func (e *Executor) execStaged(ctx context.Context, c sandbox.Cmd) (sandbox.Resul
 	defer e.stageMu.Unlock()
 	ns, masks := e.nsNow()
 	if ns == nil || ns.mnt == nil || e.stageErrNow() != nil {
+		if e.opts.Stage && e.stageErrNow() == nil {
+			// Staging was asked for and not refused, yet the container's
+			// mount namespace is not open: no overlay can be mounted. The
+			// caller expects this command staged (sandbox.ErrNotStaged).
+			why := errors.New("the container's mount namespace is not open to rein")
+			e.stageFailed(why)
+			return sandbox.Result{}, fmt.Errorf("%w: %w", sandbox.ErrNotStaged, why)
+		}
 		return e.execOnce(ctx, c)
 	}
 	d, err := sandbox.NewStageDir(e.stageRoot)
@@ -240,10 +248,12 @@ func (e *Executor) execStaged(ctx context.Context, c sandbox.Cmd) (sandbox.Resul
 	}
 	if err != nil {
 		// No overlay after all: this executor runs its commands unstaged
-		// from now on, and StageErr says why.
+		// from now on, and StageErr says why. This one does not run: its
+		// caller expected it staged (sandbox.ErrNotStaged).
 		d.Remove()
-		e.stageFailed(fmt.Errorf("mounting the overlay in the container: %w", err))
-		return e.execOnce(ctx, c)
+		why := fmt.Errorf("mounting the overlay in the container: %w", err)
+		e.stageFailed(why)
+		return sandbox.Result{}, fmt.Errorf("%w: %w", sandbox.ErrNotStaged, why)
 	}
 	res, err := e.execOnce(ctx, c)
 	ns.sweep()

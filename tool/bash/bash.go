@@ -145,14 +145,15 @@ func schema(maxS int) json.RawMessage {
 }
 
 type runner struct {
-	ex       sandbox.Executor
-	root     string
-	env      []string
-	def, max time.Duration
-	watch    *watch
-	staging  Staging
-	staged   bool        // the session stages (Options.Staging set)
-	told     atomic.Bool // the model was told the sandbox could not stage
+	ex         sandbox.Executor
+	root       string
+	env        []string
+	def, max   time.Duration
+	watch      *watch
+	staging    Staging
+	staged     bool        // the session stages (Options.Staging set)
+	told       atomic.Bool // the model was told the sandbox could not stage
+	lastStaged atomic.Bool // the last command came back staged
 }
 
 func (r *runner) run(ctx context.Context, a Args) (string, error) {
@@ -164,8 +165,28 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 	if a.TimeoutS > 0 {
 		timeout = min(time.Duration(a.TimeoutS)*time.Second, r.max)
 	}
-	before := r.watch.snapshot()
-	res, err := r.ex.Exec(ctx, sandbox.Cmd{Script: a.Command, Dir: dir, Env: r.env, Timeout: timeout})
+	// A staged command's writes to protected paths are refused when they
+	// are settled (protectedStaged), so the watch — two walks of the work
+	// dir, most of a command's cost in a large repository — is for
+	// commands that write straight to the work dir. It is skipped only
+	// once the executor has shown that it stages (the last command came
+	// back staged) and still says it does: such an executor runs every
+	// command staged or not at all (sandbox.StageReporter).
+	cmd := sandbox.Cmd{Script: a.Command, Dir: dir, Env: r.env, Timeout: timeout}
+	watched := !r.lastStaged.Load() || !r.stagesNow()
+	var before map[string]node
+	if watched {
+		before = r.watch.snapshot()
+	}
+	res, err := r.ex.Exec(ctx, cmd)
+	if !watched && errors.Is(err, sandbox.ErrNotStaged) {
+		// The overlay could not be mounted and the command did not run;
+		// from now on commands write straight to the work dir, watched.
+		r.lastStaged.Store(false)
+		watched, before = true, r.watch.snapshot()
+		res, err = r.ex.Exec(ctx, cmd)
+	}
+	r.lastStaged.Store(res.Staged != nil)
 	// Staged writes are judged and applied (or dropped) first: an aborted
 	// or failed run applies nothing.
 	var staged string
@@ -180,7 +201,15 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 	}
 	// Whatever became of the command, what it did to protected paths is
 	// undone before anything else runs.
-	note := staged + r.watch.undo(before)
+	note := staged
+	switch {
+	case watched:
+		note += r.watch.undo(before)
+	case res.Staged == nil && err == nil:
+		// Not staged although the executor said it stages: a broken
+		// promise of its, never seen. Nothing to compare with: say so.
+		note += "\n[rein: this command was not staged, and protected paths were not checked after it]"
+	}
 	switch {
 	case errors.Is(err, sandbox.ErrAborted):
 		return "", fmt.Errorf("the command was stopped because the run was aborted: %w", err)
@@ -190,6 +219,12 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 		return "", fmt.Errorf("the command could not be started (%w); check the working directory and try again", err)
 	}
 	return format(res, timeout) + note, nil
+}
+
+// stagesNow reports whether the executor stages and says it still does.
+func (r *runner) stagesNow() bool {
+	rep, ok := r.ex.(sandbox.StageReporter)
+	return ok && rep.StageErr() == nil
 }
 
 // unstagedNote tells the model and the trace, once per session, that the

