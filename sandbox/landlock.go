@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -193,6 +194,7 @@ type Landlock struct {
 	state    *landlockState // set up at the first Exec
 	closed   bool
 	inflight sync.WaitGroup // Execs between setup and their end
+	unwarm   context.CancelFunc // stops a Warm in progress (Close)
 }
 
 var _ Executor = (*Landlock)(nil)

@@ -130,6 +130,31 @@ func (l *Landlock) Prepare(ctx context.Context) error {
 	return nil
 }
 
+// Warm starts the zygote in the background, so that the session's first
+// command does not wait for its start (a model's first turn is longer
+// than that). A session that may sit idle for long (rein serve) should not
+// call it: the zygote is a process held for the session's life. A failed
+// start is not an error here: the first command starts it again and says
+// why. Close stops a start in progress. Nothing to do with PerCommand.
+func (l *Landlock) Warm(ctx context.Context) {
+	if l.PerCommand {
+		return
+	}
+	st, err := l.setup()
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	l.mu.Lock()
+	l.unwarm = cancel
+	l.mu.Unlock()
+	go func() {
+		defer l.inflight.Done()
+		defer cancel()
+		_, _ = st.zygoteFor(ctx, l)
+	}()
+}
+
 // zygoteFor returns st's zygote, starting one at the first command and
 // after one died, at most l.Restarts times: then, or when a restart fails,
 // the executor is dead (ErrExecutorDead).
@@ -228,6 +253,9 @@ func (l *Landlock) Close() error {
 	l.closed = true
 	st := l.state
 	l.state = nil
+	if l.unwarm != nil {
+		l.unwarm()
+	}
 	l.mu.Unlock()
 	l.inflight.Wait()
 	if st == nil {

@@ -22,6 +22,9 @@ func (l *Landlock) Prepare(ctx context.Context) error {
 	return fmt.Errorf("%w: the landlock executor runs on Linux, not %s", ErrUnsupported, runtime.GOOS)
 }
 
+// Warm does nothing here.
+func (l *Landlock) Warm(context.Context) {}
+
 // Close does nothing here.
 func (l *Landlock) Close() error { return nil }
 

@@ -236,11 +236,15 @@ type Sandbox struct {
 	// OneShot opens the sandbox for a single command (OpenSandbox for
 	// `rein sandbox exec`): landlock starts no zygote for later commands.
 	OneShot bool
+	// Warm starts the landlock sandbox's zygote when the session opens,
+	// so that its first command does not wait for it (the CLI's run and
+	// chat); a session that may sit idle (rein serve) leaves it off.
+	Warm bool
 }
 
 func (s Sandbox) harness() harness.Sandbox {
 	return harness.Sandbox{Backend: s.Backend, Image: s.Image, Runtime: s.Runtime, Memory: s.Memory, Helper: s.Helper,
-		NoStage: s.NoStage, StageAskAbove: s.StageAskAbove, Egress: s.Egress, OneShot: s.OneShot}
+		NoStage: s.NoStage, StageAskAbove: s.StageAskAbove, Egress: s.Egress, OneShot: s.OneShot, Warm: s.Warm}
 }
 
 // Session is one guarded session, ready to run once.

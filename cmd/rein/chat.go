@@ -76,6 +76,9 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
+	// A terminal session: its sandbox starts while the model thinks about
+	// its first turn (rein serve's idle sessions do not hold one).
+	p.opts.Sandbox.Warm = true
 	defer p.lines.Close()
 	if earlier != nil {
 		p.opts.AuditDir = filepath.Dir(earlier.path)

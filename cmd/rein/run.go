@@ -109,6 +109,9 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
+	// A terminal session: its sandbox starts while the model thinks about
+	// its first turn (rein serve's idle sessions do not hold one).
+	p.opts.Sandbox.Warm = true
 	defer p.lines.Close()
 	p.opts.Unattended = c.Unattended || p.meta.Config.Permissions.Unattended
 	if p.opts.Unattended {

@@ -52,6 +52,9 @@ type Sandbox struct {
 	// landlock runs it through a helper of its own, unstaged, instead of
 	// starting a zygote for later commands that never come.
 	OneShot bool
+	// Warm starts the landlock zygote as the executor opens
+	// (sandbox.Landlock.Warm).
+	Warm bool
 }
 
 // landlock is the landlock executor s asks for, not yet prepared.
@@ -132,6 +135,9 @@ func OpenExecutor(ctx context.Context, s Sandbox, workdir, session string) (sand
 		if err := l.Prepare(ctx); err != nil {
 			_ = l.Close()
 			return nil, "", nil, fmt.Errorf("--sandbox landlock: %w", err)
+		}
+		if s.Warm {
+			l.Warm(ctx)
 		}
 		return l, SandboxLandlock, l, nil
 	case SandboxDocker:
