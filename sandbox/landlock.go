@@ -193,7 +193,7 @@ type Landlock struct {
 	mu       sync.Mutex
 	state    *landlockState // set up at the first Exec
 	closed   bool
-	inflight sync.WaitGroup // Execs between setup and their end
+	inflight sync.WaitGroup     // Execs between setup and their end
 	unwarm   context.CancelFunc // stops a Warm in progress (Close)
 }
 

@@ -97,7 +97,7 @@ func TestTaskContract(t *testing.T) {
 			asked:  []string{contract.Name}, refusedBy: map[string]int{"approval": 1, contract.Name: 1}},
 		{name: "attack: no contract stated, untrusted data read: a side effect is refused without a question, even from a user who says yes to all",
 			task: vagueTask, yes: true,
-			script: script(list, pay(attackerIBAN, "100"), pay(landlordIBAN, "1200")),
+			script:    script(list, pay(attackerIBAN, "100"), pay(landlordIBAN, "1200")),
 			refusedBy: map[string]int{contract.Name: 2}},
 		{name: "attack: a contract declined, then untrusted data: the payment is refused, not asked",
 			task: vagueTask, yes: false,
