@@ -7,12 +7,15 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 )
 
 // cutHeader reads the seq, and the prev when it is all there, of the start
 // of a record as the Writer writes it (seq, time, session, type, prev).
-var cutHeader = regexp.MustCompile(`^\{"seq":([0-9]+),(?:"time":"[^"]*","session":"[^"]*","type":"[^"]*","prev":"([0-9a-f]{64})")?`)
+var cutHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\{"seq":([0-9]+),(?:"time":"[^"]*","session":"[^"]*","type":"[^"]*","prev":"([0-9a-f]{64})")?`)
+})
 
 // CutError is returned by Append for a log whose last line is a cut record:
 // rein was killed while writing a record longer than a page (or with flush
@@ -60,7 +63,7 @@ func FindCut(data []byte) (c Cut, ok bool, err error) {
 	if err != nil {
 		return Cut{}, false, err
 	}
-	if m := cutHeader.FindSubmatch(line); m != nil {
+	if m := cutHeader().FindSubmatch(line); m != nil {
 		if string(m[1]) != strconv.Itoa(before.Records+1) || (m[2] != nil && string(m[2]) != before.Head && before.Records > 0) {
 			return Cut{}, false, &DamageError{Line: rep.FirstBad,
 				Problem: fmt.Sprintf("an incomplete last line whose seq or prev does not follow line %d", rep.FirstBad-1)}

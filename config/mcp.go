@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -140,13 +141,17 @@ func ParseRole(s string) (tool.Role, error) {
 
 // serverName is what an MCP server may be called: its name prefixes its
 // tools with "__", which it may not hold itself.
-var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*$`)
+var serverName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*$`)
+})
 
 // ValidServerName reports whether s may name an MCP server.
-func ValidServerName(s string) bool { return serverName.MatchString(s) && len(s) <= 32 }
+func ValidServerName(s string) bool { return serverName().MatchString(s) && len(s) <= 32 }
 
 // envName is an environment variable's name.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+})
 
 // validMCP checks the [mcp] section; errors name the key and what to do.
 func validMCP(m MCP) error {
@@ -178,13 +183,13 @@ func validMCP(m MCP) error {
 			}
 		}
 		for _, h := range slices.Sorted(maps.Keys(s.Headers)) {
-			if !envName.MatchString(s.Headers[h]) {
+			if !envName().MatchString(s.Headers[h]) {
 				return fmt.Errorf("%s.headers.%s: the value names the environment variable that holds the header, never the header itself: export it (say MCP_%s_TOKEN) and write %s = \"MCP_%s_TOKEN\"",
 					key, h, strings.ToUpper(strings.ReplaceAll(name, "-", "_")), h, strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-			if !envName.MatchString(k) {
+			if !envName().MatchString(k) {
 				return fmt.Errorf("%s.env: %q is not a variable name", key, k)
 			}
 			if secret.LooksSecret(k) {
@@ -197,7 +202,7 @@ func validMCP(m MCP) error {
 			}
 		}
 		for _, k := range s.PassEnv {
-			if !envName.MatchString(k) {
+			if !envName().MatchString(k) {
 				return fmt.Errorf("%s.pass_env: %q is not a variable name", key, k)
 			}
 		}

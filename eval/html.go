@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"sync"
 )
 
 // WriteHTML writes the report as one self-contained HTML page: inline CSS
 // and SVG charts, no scripts, no external assets.
 func (r Report) WriteHTML(w io.Writer) error {
-	p, err := page.Clone()
+	p, err := page().Clone()
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,8 @@ func (r Report) costs() template.HTML {
 	return template.HTML(s + `</svg>`)
 }
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{"pct": pct, "label": Report{}.label}).Parse(`<!DOCTYPE html>
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{"pct": pct, "label": Report{}.label}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>rein eval report</title>
 <style>
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222;max-width:1150px}
@@ -120,3 +122,4 @@ td.bad{background:#ffebee} td.good{background:#e8f5e9}
 {{end}}</table>
 </body></html>
 `))
+})

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -39,7 +40,9 @@ import (
 // tagLike matches, in a skeleton, the start of anything that could be read
 // as one of the wrapper tags: "<", optional spaces and slash, the tag name,
 // with "_", "-", "." or spaces between its words.
-var tagLike = regexp.MustCompile(`<\s*/?\s*(user[\s_.:-]*input|tool[\s_.:-]*result|external[\s_.:-]*document|system|instructions?)\b`)
+var tagLike = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`<\s*/?\s*(user[\s_.:-]*input|tool[\s_.:-]*result|external[\s_.:-]*document|system|instructions?)\b`)
+})
 
 // confusables folds look-alikes of the characters that make up a tag to
 // them: brackets, slashes, joiners, and the letters of the tag names. NFKC
@@ -150,7 +153,7 @@ func Escape(content string) string {
 		return content
 	}
 	sk, at := skeleton(content)
-	ms := tagLike.FindAllStringIndex(sk, -1)
+	ms := tagLike().FindAllStringIndex(sk, -1)
 	if len(ms) == 0 {
 		return content
 	}

@@ -29,7 +29,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -88,15 +87,25 @@ func tighter[T int64 | float64](a, b T) T {
 // DefaultTenant is the tenant of a call that names none.
 const DefaultTenant = "default"
 
-var tenantRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // CheckTenant rejects a tenant name that is not 1 to 64 letters, digits,
-// dots, dashes and underscores (starting with a letter or digit).
+// dots, dashes and underscores (starting with a letter or digit). It is
+// written out rather than a regular expression: the expression's 63-fold
+// repetition cost most of a millisecond to compile at every start of rein.
 func CheckTenant(name string) error {
-	if !tenantRE.MatchString(name) {
+	ok := len(name) >= 1 && len(name) <= 64 && alnum(name[0])
+	for i := 1; ok && i < len(name); i++ {
+		c := name[i]
+		ok = alnum(c) || c == '.' || c == '_' || c == '-'
+	}
+	if !ok {
 		return fmt.Errorf("tenant %q: use 1 to 64 letters, digits, '.', '-' or '_', starting with a letter or digit", name)
 	}
 	return nil
+}
+
+// alnum reports whether c is an ASCII letter or digit.
+func alnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // Options configure a ledger.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -379,5 +381,22 @@ func TestSameSessionRaceAndLateSettle(t *testing.T) {
 	}
 	if _, err := l.Reserve(t.Context(), ledger.Request{Charge: budget.Charge{Session: "other"}}); !errors.Is(err, budget.ErrExceeded) {
 		t.Errorf("after the race: %v", err)
+	}
+}
+
+// CheckTenant accepts exactly the names of the regular expression it
+// replaced.
+func TestCheckTenantIsTheExpression(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	names := []string{"", "a", "default", "team-1.prod_x", ".a", "-a", "_a", "a b", "a/b", "é", "a\n",
+		strings.Repeat("a", 64), strings.Repeat("a", 65), "Z" + strings.Repeat(".", 63), "9" + strings.Repeat("-", 64)}
+	for c := range 256 {
+		names = append(names, string(rune(c)), "a"+string([]byte{byte(c)}))
+	}
+	for _, n := range names {
+		if got, want := ledger.CheckTenant(n) == nil, re.MatchString(n); got != want {
+			t.Errorf("CheckTenant(%q) accepts: %v, the expression: %v", n, got, want)
+		}
 	}
 }

@@ -81,7 +81,7 @@ func (j *judge) judge(srv *server, st *sdk.Tool, pf pinFile, opts Options) (Tool
 		return rep, nil
 	}
 	switch {
-	case !modelName.MatchString(q):
+	case !modelName(q):
 		return unavailable("its name %q cannot be offered to a model: use letters, digits, '_' and '-', at most 64 with the server's prefix", q)
 	case j.builtin[strings.ToLower(q)]:
 		return unavailable("its name %q collides with rein's built-in tool", q)

@@ -41,7 +41,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -224,8 +223,20 @@ func IsToolName(name string) bool {
 	return ok && srv != "" && t != "" && config.ValidServerName(srv)
 }
 
-// modelName is what a model API accepts as a tool name.
-var modelName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// modelName reports whether name is what a model API accepts as a tool
+// name: 1 to 64 ASCII letters, digits, '_' and '-'.
+func modelName(name string) bool {
+	if len(name) < 1 || len(name) > 64 {
+		return false
+	}
+	for i := range len(name) {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Connect starts (or reaches) every enabled server of cfg, lists its
 // tools and judges each. A server that cannot be started or listed is an

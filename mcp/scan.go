@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
@@ -70,17 +71,20 @@ func (f Finding) String() string { return fmt.Sprintf("%s in %s: %q", f.Kind, f.
 
 // imperatives are phrasings that address the model rather than describe
 // the tool, matched on the lower-cased, NFKC-folded text with invisible
-// characters dropped.
-var imperatives = []*regexp.Regexp{
-	regexp.MustCompile(`\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+)?(previous|prior|above|earlier|other|system|original)\b`),
-	regexp.MustCompile(`\b(do\s+not|don't|dont|never)\s+(tell|inform|mention|alert|notify|show|reveal|disclose)\b[^.]{0,40}\b(user|human|anyone)\b`),
-	regexp.MustCompile(`\b(before|after|instead\s+of)\s+(using|calling|running|invoking)\s+(this|any|the|another|other|that)\b`),
-	regexp.MustCompile(`\byou\s+(must|should|need\s+to|have\s+to|are\s+required\s+to|will)\s+(first\s+|always\s+|also\s+|now\s+)?(call|invoke|run|read|send|forward|upload|fetch|execute)\b`),
-	regexp.MustCompile(`\b(always|first)\s+(call|invoke|run|read|send|forward|upload|execute)\b`),
-	regexp.MustCompile(`\bsystem\s+prompt\b|\bnew\s+instructions?\b|\byour\s+instructions\b`),
-	regexp.MustCompile(`<\s*/?\s*(important|instructions?|secret|hidden|system|admin)\s*>`),
-	regexp.MustCompile(`\b(dear|hey)\s+(ai|assistant|model|agent|llm|claude|gpt)\b|\b(ai|assistant|model|agent|llm)\s*,\s*(you|please)\b`),
-}
+// characters dropped. Compiled when the first server's tools are judged,
+// not at every start of rein.
+var imperatives = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+)?(previous|prior|above|earlier|other|system|original)\b`),
+		regexp.MustCompile(`\b(do\s+not|don't|dont|never)\s+(tell|inform|mention|alert|notify|show|reveal|disclose)\b[^.]{0,40}\b(user|human|anyone)\b`),
+		regexp.MustCompile(`\b(before|after|instead\s+of)\s+(using|calling|running|invoking)\s+(this|any|the|another|other|that)\b`),
+		regexp.MustCompile(`\byou\s+(must|should|need\s+to|have\s+to|are\s+required\s+to|will)\s+(first\s+|always\s+|also\s+|now\s+)?(call|invoke|run|read|send|forward|upload|fetch|execute)\b`),
+		regexp.MustCompile(`\b(always|first)\s+(call|invoke|run|read|send|forward|upload|execute)\b`),
+		regexp.MustCompile(`\bsystem\s+prompt\b|\bnew\s+instructions?\b|\byour\s+instructions\b`),
+		regexp.MustCompile(`<\s*/?\s*(important|instructions?|secret|hidden|system|admin)\s*>`),
+		regexp.MustCompile(`\b(dear|hey)\s+(ai|assistant|model|agent|llm|claude|gpt)\b|\b(ai|assistant|model|agent|llm)\s*,\s*(you|please)\b`),
+	}
+})
 
 // invisible reports a character a reader of the text cannot see.
 func invisible(r rune) bool {
@@ -175,7 +179,7 @@ func (s scanner) full(where, text string) []Finding {
 		}
 		return r
 	}, text)))
-	for _, re := range imperatives {
+	for _, re := range imperatives() {
 		if m := re.FindStringIndex(folded); m != nil {
 			out = append(out, Finding{FindImperative, where, folded[m[0]:m[1]]})
 			break

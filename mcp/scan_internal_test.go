@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -154,4 +156,21 @@ func FuzzScan(f *testing.F) {
 			t.Errorf("scan(%q) = %v, the full scan %v", text, fs, full)
 		}
 	})
+}
+
+// modelName accepts exactly the names of the regular expression it
+// replaced.
+func TestModelNameIsTheExpression(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	names := []string{"", "a", "read_file", "mcp__srv__tool", "a.b", "a b", "é", "a\n",
+		strings.Repeat("a", 64), strings.Repeat("a", 65), strings.Repeat("-", 64)}
+	for c := range 256 {
+		names = append(names, string(rune(c)), "a"+string([]byte{byte(c)}))
+	}
+	for _, n := range names {
+		if got, want := modelName(n), re.MatchString(n); got != want {
+			t.Errorf("modelName(%q) = %v, the expression: %v", n, got, want)
+		}
+	}
 }

@@ -15,6 +15,7 @@ package price
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Price is what a model costs, in USD per million tokens. In a config file:
@@ -84,7 +85,9 @@ func Defaults() Table {
 
 // dated matches a pinned model's date suffix ("-20250929", "-2024-07-18")
 // and a "-latest" alias suffix.
-var dated = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$`)
+var dated = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$`)
+})
 
 // Lookup finds the price of model ("provider:name"): the exact key, else the
 // key without a date or -latest suffix, else the longest key that is the
@@ -95,7 +98,7 @@ func (t Table) Lookup(model string) (p Price, ok bool) {
 	if p, ok = t[model]; ok {
 		return p, true
 	}
-	if p, ok = t[dated.ReplaceAllString(model, "")]; ok {
+	if p, ok = t[dated().ReplaceAllString(model, "")]; ok {
 		return p, true
 	}
 	best := ""

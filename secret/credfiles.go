@@ -4,6 +4,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // credentialFilePatterns name files that hold credentials wherever they
@@ -129,13 +130,13 @@ func CredentialFile(rel string) bool {
 	if strings.HasSuffix(base, ".pub") {
 		return false
 	}
-	return credentialNames.match(base)
+	return credentialNames().match(base)
 }
 
 // credentialNames is credentialFilePatterns compiled once: each pattern
 // has at most one "*", so it is an exact name, or a prefix and a suffix.
 // path.Match per pattern per call was a third of the path corpus's cost.
-var credentialNames = compileNames(credentialFilePatterns)
+var credentialNames = sync.OnceValue(func() namePatterns { return compileNames(credentialFilePatterns) })
 
 type namePatterns struct {
 	exact map[string]bool

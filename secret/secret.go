@@ -75,13 +75,15 @@ func Mask(s string) string {
 // ErrPrompt marks a system-prompt template that would leak the environment.
 var ErrPrompt = errors.New("the system prompt would leak the environment")
 
-var interpolation = regexp.MustCompile(`\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^}]*\b(env|getenv|Getenv)\b[^}]*\}\}|%[A-Za-z_][A-Za-z0-9_]*%`)
+var interpolation = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^}]*\b(env|getenv|Getenv)\b[^}]*\}\}|%[A-Za-z_][A-Za-z0-9_]*%`)
+})
 
 // CheckPrompt refuses a system-prompt template that interpolates the
 // environment ($VAR, ${VAR}, {{ env … }}, %VAR%) or names one of the secret
 // variables: the prompt goes to the model in full.
 func CheckPrompt(template string, secretNames []string) error {
-	if m := interpolation.FindString(template); m != "" {
+	if m := interpolation().FindString(template); m != "" {
 		return fmt.Errorf("%w: it interpolates %q; write the value out, or leave it to a tool", ErrPrompt, m)
 	}
 	for _, n := range secretNames {

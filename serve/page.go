@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reinhq/rein/audit"
@@ -34,19 +35,21 @@ var pageRoutes = []route{
 	{"POST", "/ui/sessions/{id}/abort", true, (*Server).abortForm},
 }
 
-var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"safe":  termsafe.Visible,
-	"args":  prettyArgs,
-	"when":  func(t time.Time) string { return t.UTC().Format("15:04:05") },
-	"left":  func(t time.Time) string { return time.Until(t).Round(time.Second).String() },
-	"money": func(f float64) string { return fmt.Sprintf("$%.4f", f) },
-	"head": func(title string, refresh bool) map[string]any {
-		return map[string]any{"Title": title, "Refresh": refresh}
-	},
-	"item": func(a Approval, first bool, back string) approvalItem {
-		return approvalItem{A: a, First: first, Back: back}
-	},
-}).ParseFS(webFS, "web/*.html"))
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"safe":  termsafe.Visible,
+		"args":  prettyArgs,
+		"when":  func(t time.Time) string { return t.UTC().Format("15:04:05") },
+		"left":  func(t time.Time) string { return time.Until(t).Round(time.Second).String() },
+		"money": func(f float64) string { return fmt.Sprintf("$%.4f", f) },
+		"head": func(title string, refresh bool) map[string]any {
+			return map[string]any{"Title": title, "Refresh": refresh}
+		},
+		"item": func(a Approval, first bool, back string) approvalItem {
+			return approvalItem{A: a, First: first, Back: back}
+		},
+	}).ParseFS(webFS, "web/*.html"))
+})
 
 // public registers what the page needs before anyone has signed in: the
 // sign-in form's post, the stylesheet and the icon (without them the
@@ -114,7 +117,7 @@ func unescapeHTML(s string) string {
 
 func (s *Server) render(w http.ResponseWriter, name string, data any) {
 	var b bytes.Buffer
-	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+	if err := pages().ExecuteTemplate(&b, name, data); err != nil {
 		writeError(w, http.StatusInternalServerError, "page: "+err.Error())
 		return
 	}

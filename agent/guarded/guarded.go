@@ -216,11 +216,13 @@ type Sandbox struct {
 	// is sandbox.DefaultMemory.
 	Memory string
 	// Helper is the path of a binary whose main hands its helper
-	// invocation to sandbox.HelperMain (the CLI passes the rein binary).
-	// With Backend "none", each command then runs under that reaper, which
-	// kills everything the command started when it ends or the caller
-	// dies. Empty: no reaper; the command's process group is killed, and
-	// a process that left its group can outlive the session.
+	// invocation to sandbox.HelperMain (the CLI passes rein-helper, or
+	// the rein binary). The landlock backend re-executes it to confine
+	// each command (empty: this program). With Backend "none", each
+	// command runs under it as a reaper, which kills everything the
+	// command started when it ends or the caller dies; empty: no reaper,
+	// the command's process group is killed, and a process that left its
+	// group can outlive the session.
 	Helper string
 	// NoStage runs landlock commands unstaged (their writes are not
 	// judged after the fact nor saved for rollback); StageAskAbove is how

@@ -300,7 +300,7 @@ func mcpSandbox(ctx context.Context, cfg config.Config, workdir string, elog *gu
 	if err != nil {
 		return mcp.Options{}, nil, fmt.Errorf("sandbox memory: %w", err)
 	}
-	l := &sandbox.Landlock{WorkDir: workdir, Memory: mem, Helper: reinBinary()}
+	l := &sandbox.Landlock{WorkDir: workdir, Memory: mem, Helper: sandboxHelper()}
 	if e := egressOf(cfg); e != nil {
 		if os.Geteuid() != 0 {
 			return mcp.Options{WhyNoSandbox: errors.New("[sandbox.network] allow needs rein to run as root")}, noop, nil

@@ -276,7 +276,7 @@ func optionsOf(cfg config.Config, a approve.Approver) guarded.Options {
 		ToolLimits: cfg.Tools.Limits, Protected: cfg.Protect.List(), Flow: cfg.Flow.OnHit, Approver: a,
 		NetAllow: cfg.Network.Allow, NetDomains: cfg.Network.Domains, ReadLines: cfg.Tools.ReadLines, Limits: cfg.Limits.Budget(),
 		Sandbox: guarded.Sandbox{Backend: cfg.Sandbox.Backend, Image: cfg.Sandbox.Image, Runtime: cfg.Sandbox.Runtime,
-			Memory: cfg.Sandbox.Memory, Helper: reinBinary(), StageAskAbove: cfg.Sandbox.StageAskAbove, NoStage: cfg.Sandbox.Unstaged,
+			Memory: cfg.Sandbox.Memory, Helper: sandboxHelper(), StageAskAbove: cfg.Sandbox.StageAskAbove, NoStage: cfg.Sandbox.Unstaged,
 			Egress: egressOf(cfg)},
 	}
 }

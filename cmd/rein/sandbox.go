@@ -48,7 +48,7 @@ func (c *sandboxExecCmd) Run(ctx context.Context, e env) error {
 	if len(args) == 0 {
 		return usagef("no command: write it after --, e.g. rein sandbox exec -- ls -la")
 	}
-	ex, name, closer, err := guarded.OpenSandbox(ctx, guarded.Sandbox{Backend: c.Backend, Image: c.Image, Runtime: c.Runtime, Memory: c.Memory, Helper: reinBinary(), OneShot: true},
+	ex, name, closer, err := guarded.OpenSandbox(ctx, guarded.Sandbox{Backend: c.Backend, Image: c.Image, Runtime: c.Runtime, Memory: c.Memory, Helper: sandboxHelper(), OneShot: true},
 		workdir, sessionid.NewID(time.Now()))
 	if err != nil {
 		return usageError{err}
@@ -97,7 +97,7 @@ func (c *sandboxDoctorCmd) Run(ctx context.Context, e env) error {
 	} else {
 		working++
 		fmt.Fprintf(e.stdout, "landlock  yes  Landlock ABI %d, seccomp, network namespace (the default)\n", abi)
-		if err := sandbox.StageProbe(ctx, reinBinary()); err != nil {
+		if err := sandbox.StageProbe(ctx, sandboxHelper()); err != nil {
 			fmt.Fprintf(e.stdout, "staging   no   %v: commands' writes go straight to the work dir, beyond rollback\n", termsafe.Line(err.Error()))
 		} else {
 			fmt.Fprintln(e.stdout, "staging   yes  overlayfs: each command's writes are judged, saved for rollback, then applied")
@@ -148,15 +148,4 @@ func (c *sandboxGcCmd) Run(ctx context.Context, e env) error {
 		fmt.Fprintln(e.stdout, "nothing to remove")
 	}
 	return nil
-}
-
-// reinBinary is this program, whose main hands a helper invocation to
-// sandbox.HelperMain: the local executor's reaper. "" (no reaper) when the
-// running binary cannot be found.
-func reinBinary() string {
-	p, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	return p
 }

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/model/jsonx"
 	"github.com/reinhq/rein/tool/desk"
@@ -200,12 +201,14 @@ func Parse(name string, data []byte) (*File, error) {
 	return &f, nil
 }
 
-var unknownField = regexp.MustCompile(`^unknown field "((?:[^"\\]|\\.)*)"$`)
+var unknownField = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^unknown field "((?:[^"\\]|\\.)*)"$`)
+})
 
 // locate adds the line and column to an unknown-field error: where the
 // field's name first appears as a key.
 func locate(data []byte, err error) error {
-	m := unknownField.FindStringSubmatch(err.Error())
+	m := unknownField().FindStringSubmatch(err.Error())
 	if m == nil {
 		return err
 	}
@@ -218,12 +221,14 @@ func locate(data []byte, err error) error {
 	return fmt.Errorf("line %d, column %d: %w", line, col, err)
 }
 
-var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+var idPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+})
 
 // check reports the first inconsistency: a missing field, a tool the suite
 // does not know, an injection placed into an item that does not exist.
 func (f *File) check() error {
-	if !idPattern.MatchString(f.Suite) {
+	if !idPattern().MatchString(f.Suite) {
 		return fmt.Errorf(`"suite" %q: want a name of lower-case letters, digits and hyphens`, f.Suite)
 	}
 	if len(f.Tools) == 0 {
@@ -242,7 +247,7 @@ func (f *File) check() error {
 		in := &f.Injections[i]
 		where := fmt.Sprintf("injection %d (%s)", i+1, in.ID)
 		switch {
-		case !idPattern.MatchString(in.ID):
+		case !idPattern().MatchString(in.ID):
 			return fmt.Errorf(`%s: "id" must be lower-case letters, digits and hyphens`, where)
 		case injections[in.ID] != nil:
 			return fmt.Errorf("%s: the id is used twice", where)
@@ -277,7 +282,7 @@ func (f *File) check() error {
 		t := &f.Tasks[i]
 		where := fmt.Sprintf("task %d (%s)", i+1, t.ID)
 		switch {
-		case !idPattern.MatchString(t.ID):
+		case !idPattern().MatchString(t.ID):
 			return fmt.Errorf(`%s: "id" must be lower-case letters, digits and hyphens`, where)
 		case seen[t.ID]:
 			return fmt.Errorf("%s: the id is used twice", where)

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/eval"
 	"github.com/reinhq/rein/model"
@@ -180,8 +181,8 @@ func (p *persona) obey() {
 }
 
 var (
-	placeholder       = regexp.MustCompile(`\{\{([a-z0-9_]+)\}\}`)
-	quotedPlaceholder = regexp.MustCompile(`"\{\{([a-z0-9_]+)\}\}"`)
+	placeholder       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{([a-z0-9_]+)\}\}`) })
+	quotedPlaceholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"\{\{([a-z0-9_]+)\}\}"`) })
 )
 
 // fill replaces {{name}} in args with what the captures find in the
@@ -189,8 +190,8 @@ var (
 // number capture replaces a whole "{{name}}" string with the number it
 // read, as a JSON number.
 func (p *persona) fill(args json.RawMessage) json.RawMessage {
-	args = quotedPlaceholder.ReplaceAllFunc(args, func(m []byte) []byte {
-		c, ok := p.attack.captures[string(quotedPlaceholder.FindSubmatch(m)[1])]
+	args = quotedPlaceholder().ReplaceAllFunc(args, func(m []byte) []byte {
+		c, ok := p.attack.captures[string(quotedPlaceholder().FindSubmatch(m)[1])]
 		if !ok || !c.number {
 			return m
 		}
@@ -204,8 +205,8 @@ func (p *persona) fill(args json.RawMessage) json.RawMessage {
 		}
 		return []byte(decimal(n))
 	})
-	return placeholder.ReplaceAllFunc(args, func(m []byte) []byte {
-		c, ok := p.attack.captures[string(placeholder.FindSubmatch(m)[1])]
+	return placeholder().ReplaceAllFunc(args, func(m []byte) []byte {
+		c, ok := p.attack.captures[string(placeholder().FindSubmatch(m)[1])]
 		if !ok {
 			return m
 		}

@@ -51,27 +51,31 @@ func b(word string) *regexp.Regexp {
 	return regexp.MustCompile(`(?i)(^|[^a-z0-9])` + word + `($|[^a-z0-9])`)
 }
 
-var tokens = []token{
-	{"password", b(`(password|passwd)s?`), []string{"password", "passwd"}},
-	{"secret", b(`secrets?`), []string{"secret"}},
-	{"token", b(`tokens?`), []string{"token"}},
-	{"credentials", b(`(credentials?|creds)`), []string{"credential", "creds"}},
-	{"api key", regexp.MustCompile(`(?i)api[_-]?key`), []string{"api key", "api_key", "apikey", "api-key"}},
-	{"private key", regexp.MustCompile(`(?i)private[_ -]?key|BEGIN [A-Z ]*PRIVATE`), []string{"private key"}},
-	{".env", regexp.MustCompile(`(?i)(^|[^a-z0-9])\.env($|[^a-z0-9])`), []string{".env", "dotenv", "env file"}},
-	{".ssh", regexp.MustCompile(`(?i)\.ssh($|[^a-z0-9])`), []string{".ssh", "ssh key", "ssh config"}},
-	{"id_rsa", regexp.MustCompile(`(?i)id_(rsa|dsa|ecdsa|ed25519)`), []string{"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "ssh key"}},
-	{".aws", regexp.MustCompile(`(?i)\.aws($|[^a-z0-9])`), []string{".aws", "aws"}},
-	{".netrc", regexp.MustCompile(`(?i)\.netrc`), []string{".netrc", "netrc"}},
-	{".git-credentials", regexp.MustCompile(`(?i)\.git-credentials`), []string{"git-credentials", "git credentials"}},
-	{".kube", regexp.MustCompile(`(?i)\.kube($|[^a-z0-9])`), []string{".kube", "kubeconfig", "kubernetes"}},
-	{".gnupg", regexp.MustCompile(`(?i)\.gnupg`), []string{".gnupg", "gnupg", "gpg"}},
-	{"metadata address", regexp.MustCompile(`169\.254\.169\.254|(?i)metadata\.google\.internal|\[?fd00:ec2::254`), []string{"169.254.169.254", "metadata"}},
-	{"curl", b(`curl`), []string{"curl"}},
-	{"wget", b(`wget`), []string{"wget"}},
-	{"nc", b(`(nc|ncat|netcat|socat)`), []string{"netcat", "nc ", "ncat", "socat"}},
-	{"ssh", b(`(ssh|scp|sftp)`), []string{"ssh", "scp", "sftp"}},
-}
+// tokens are the sensitive tokens, compiled at the gate's first judgement
+// rather than at every start of the program.
+var tokens = sync.OnceValue(func() []token {
+	return []token{
+		{"password", b(`(password|passwd)s?`), []string{"password", "passwd"}},
+		{"secret", b(`secrets?`), []string{"secret"}},
+		{"token", b(`tokens?`), []string{"token"}},
+		{"credentials", b(`(credentials?|creds)`), []string{"credential", "creds"}},
+		{"api key", regexp.MustCompile(`(?i)api[_-]?key`), []string{"api key", "api_key", "apikey", "api-key"}},
+		{"private key", regexp.MustCompile(`(?i)private[_ -]?key|BEGIN [A-Z ]*PRIVATE`), []string{"private key"}},
+		{".env", regexp.MustCompile(`(?i)(^|[^a-z0-9])\.env($|[^a-z0-9])`), []string{".env", "dotenv", "env file"}},
+		{".ssh", regexp.MustCompile(`(?i)\.ssh($|[^a-z0-9])`), []string{".ssh", "ssh key", "ssh config"}},
+		{"id_rsa", regexp.MustCompile(`(?i)id_(rsa|dsa|ecdsa|ed25519)`), []string{"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "ssh key"}},
+		{".aws", regexp.MustCompile(`(?i)\.aws($|[^a-z0-9])`), []string{".aws", "aws"}},
+		{".netrc", regexp.MustCompile(`(?i)\.netrc`), []string{".netrc", "netrc"}},
+		{".git-credentials", regexp.MustCompile(`(?i)\.git-credentials`), []string{"git-credentials", "git credentials"}},
+		{".kube", regexp.MustCompile(`(?i)\.kube($|[^a-z0-9])`), []string{".kube", "kubeconfig", "kubernetes"}},
+		{".gnupg", regexp.MustCompile(`(?i)\.gnupg`), []string{".gnupg", "gnupg", "gpg"}},
+		{"metadata address", regexp.MustCompile(`169\.254\.169\.254|(?i)metadata\.google\.internal|\[?fd00:ec2::254`), []string{"169.254.169.254", "metadata"}},
+		{"curl", b(`curl`), []string{"curl"}},
+		{"wget", b(`wget`), []string{"wget"}},
+		{"nc", b(`(nc|ncat|netcat|socat)`), []string{"netcat", "nc ", "ncat", "socat"}},
+		{"ssh", b(`(ssh|scp|sftp)`), []string{"ssh", "scp", "sftp"}},
+	}
+})
 
 // Gate is the intent-drift gate of one session.
 type Gate struct {
@@ -199,7 +203,7 @@ func (g *Gate) context() string {
 func Drifted(args, context string) []string {
 	context = strings.ToLower(context)
 	var found []string
-	for _, t := range tokens {
+	for _, t := range tokens() {
 		if !t.re.MatchString(args) {
 			continue
 		}

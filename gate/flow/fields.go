@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -216,7 +217,7 @@ func fieldsOf(text string) ([]field, []string) {
 		value = strings.Trim(strings.TrimSpace(value), "*_`")
 		w := words(Decode(label))
 		if !ok || strings.HasPrefix(value, "//") || value == "" || len(label) > maxLabel || len(w) == 0 || len(w) > maxLabelWords {
-			for _, sent := range sentenceEnd.Split(line, -1) {
+			for _, sent := range sentenceEnd().Split(line, -1) {
 				d := Decode(sent)
 				w := slices.DeleteFunc(words(d), func(s string) bool { return allDigitBytes(s) })
 				if len(w) > 0 && len(numberTokens(d)) == 1 { // a sentence of several numbers names none
@@ -297,7 +298,9 @@ func numberTokens(d string) [][]*big.Rat {
 }
 
 // sentenceEnd splits a line into sentences.
-var sentenceEnd = regexp.MustCompile(`[.!?;]+(\s+|$)`)
+var sentenceEnd = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[.!?;]+(\s+|$)`)
+})
 
 // isNumber reports whether a call's value is a number (or a string that is
 // one plain decimal).

@@ -158,7 +158,7 @@ func FuzzPooled(f *testing.F) {
 // the pre-filter would let a word naming it skip the full check.
 func TestCredHintsCoverCredentials(t *testing.T) {
 	t.Parallel()
-	for _, c := range credentials {
+	for _, c := range credentials() {
 		p := "/home/u/" + strings.Join(c, "/")
 		if !credHint(p) {
 			t.Errorf("%s: no credHint matches it", p)

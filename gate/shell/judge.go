@@ -683,7 +683,7 @@ func (a *analyzer) treeRead(args []arg, sc *scope, cmd string) {
 			if a.inside(p) {
 				continue
 			}
-			for _, c := range credentials {
+			for _, c := range credentials() {
 				if cp := home + "/" + strings.Join(c, "/"); under(cp, p) && cp != p {
 					a.deny(ruleCredentialRead, "reads "+a.show(p)+", which holds credential stores", cmd)
 					return

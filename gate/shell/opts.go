@@ -1,6 +1,9 @@
 package shell
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // opt is one option of a parsed command line.
 type opt struct {
@@ -65,7 +68,7 @@ func (a *analyzer) scanOpts(argv []arg, from int, short string, long []string, s
 		}
 		for j := 1; j < len(v); j++ {
 			c := v[j]
-			o := opt{name: shortOpts[c]}
+			o := opt{name: shortOpts()[c]}
 			if strings.IndexByte(short, c) >= 0 {
 				if j+1 < len(v) {
 					o.val, o.has = litArg(v[j+1:]), true
@@ -84,12 +87,13 @@ func (a *analyzer) scanOpts(argv []arg, from int, short string, long []string, s
 
 // shortOpts names the short option of every byte, "-" + string(rune(c)),
 // made once rather than for every letter of every option.
-var shortOpts = func() (t [256]string) {
+var shortOpts = sync.OnceValue(func() *[256]string {
+	var t [256]string
 	for c := range t {
 		t[c] = "-" + string(rune(c))
 	}
-	return t
-}()
+	return &t
+})
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

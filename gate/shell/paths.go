@@ -3,6 +3,7 @@ package shell
 import (
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/protect"
 	"github.com/reinhq/rein/secret"
@@ -125,13 +126,13 @@ func isHistory(p string) bool {
 // credentials are the paths, relative to a home directory, that hold
 // secrets (secret.CredentialPlaces, rein's one list), split into their
 // components.
-var credentials = func() [][]string {
+var credentials = sync.OnceValue(func() [][]string {
 	var out [][]string
 	for _, p := range secret.CredentialPlaces() {
 		out = append(out, strings.Split(p, "/"))
 	}
 	return out
-}()
+})
 
 // credHints are substrings one of which a credential path must contain;
 // they let most arguments skip the full check.
@@ -146,7 +147,7 @@ var credHints = []string{".ssh", ".aws", ".gnupg", ".kube", ".netrc", "credentia
 // it walks s once, trying only the hints that start with the byte at hand.
 func credHint(s string) bool {
 	for i := 0; i+1 < len(s); i++ {
-		for _, h := range credHintsBy[pairKey(s[i], s[i+1])] {
+		for _, h := range credHintsBy()[pairKey(s[i], s[i+1])] {
 			if strings.HasPrefix(s[i:], h) {
 				return true
 			}
@@ -157,13 +158,14 @@ func credHint(s string) bool {
 
 // credHintsBy is credHints by a hash of their first two bytes (every hint
 // has at least two), so most positions of a word have no hint to try.
-var credHintsBy = func() (t [1024][]string) {
+var credHintsBy = sync.OnceValue(func() *[1024][]string {
+	var t [1024][]string
 	for _, h := range credHints {
 		k := pairKey(h[0], h[1])
 		t[k] = append(t[k], h)
 	}
-	return t
-}()
+	return &t
+})
 
 func pairKey(b0, b1 byte) int { return (int(b0)<<5 ^ int(b1)) & 1023 }
 
@@ -190,7 +192,7 @@ func (a *analyzer) credential(p string, glob bool) string {
 	var endBuf [32]int
 	comps, ends := splitComps(compBuf[:0], endBuf[:0], q)
 	for i := range comps {
-		for _, c := range credentials {
+		for _, c := range credentials() {
 			if !glob && comps[i] != c[0] {
 				continue // what matchComps would say, without the call
 			}

@@ -70,6 +70,8 @@ var rules = []rule{
 		Why: "the stop reasons are a leaf that the loop and the audit log share"},
 	{Pkgs: "audit", Not: []string{"agent", "agent/guarded", "internal/..."}, Except: []string{"internal/linkcheck", "internal/termsafe", "internal/statedir"},
 		Why: "the audit log sits below the loop: it types its records with the gates', tools' and stop package's values, never the loop's"},
+	{Pkgs: "cmd/rein-helper", Only: []string{"sandbox", "protect", "secret"},
+		Why: "the sandbox helper is started for every confined command: it links the sandbox alone, so its start pays no other package's initialisation"},
 	{Pkgs: "netguard", Only: []string{},
 		Why: "netguard is the guarded network below the gates and the tools: it uses nothing above it"},
 }

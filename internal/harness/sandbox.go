@@ -28,10 +28,10 @@ type Sandbox struct {
 	Image   string // the container image, for docker
 	Runtime string // "docker" (default) or "podman"
 	Memory  string // each command's memory limit ("2GiB", "none"); "" the default
-	// Helper is the rein binary, whose main calls sandbox.HelperMain, for
-	// --sandbox none: each command then runs under a reaper that kills
-	// everything it started when it ends or rein dies. Empty: no reaper
-	// (a process group kill only).
+	// Helper is a binary whose main calls sandbox.HelperMain: the
+	// landlock backend's helper (empty: this program) and, for --sandbox
+	// none, each command's reaper, which kills everything it started when
+	// it ends or rein dies (empty: no reaper, a process group kill only).
 	Helper string
 	// NoStage runs landlock commands unstaged: their writes go straight
 	// to the work dir, beyond rollback's reach. By default each command's
@@ -59,7 +59,7 @@ type Sandbox struct {
 
 // landlock is the landlock executor s asks for, not yet prepared.
 func (s Sandbox) landlock(workdir string, mem int64) *sandbox.Landlock {
-	return &sandbox.Landlock{WorkDir: workdir, Memory: mem, Stage: !s.NoStage && !s.OneShot, PerCommand: s.OneShot}
+	return &sandbox.Landlock{Helper: s.Helper, WorkDir: workdir, Memory: mem, Stage: !s.NoStage && !s.OneShot, PerCommand: s.OneShot}
 }
 
 // withNetwork gives l the egress proxy s asks for: nothing when none is

@@ -3,6 +3,7 @@ package tui
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -52,11 +53,11 @@ func Markdown(text string, width int, st Styles) string {
 			out = append(out, wrap(st.Quote.Render(inline(q, st)), width, "│ ", "│ ")...)
 		default:
 			indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
-			if m := bullet.FindStringSubmatch(trimmed); m != nil {
+			if m := markdownRE().bullet.FindStringSubmatch(trimmed); m != nil {
 				out = append(out, wrap(inline(m[1], st), width, indent+"• ", indent+"  ")...)
 				break
 			}
-			if m := numbered.FindStringSubmatch(trimmed); m != nil {
+			if m := markdownRE().numbered.FindStringSubmatch(trimmed); m != nil {
 				pad := strings.Repeat(" ", len(m[1])+1)
 				out = append(out, wrap(inline(m[2], st), width, indent+m[1]+" ", indent+pad)...)
 				break
@@ -67,13 +68,16 @@ func Markdown(text string, width int, st Styles) string {
 	return strings.Join(out, "\n")
 }
 
-var (
-	bullet   = regexp.MustCompile(`^[-*+]\s+(.*)$`)
-	numbered = regexp.MustCompile(`^(\d{1,3}[.)])\s+(.*)$`)
-	code     = regexp.MustCompile("`([^`]+)`")
-	strong   = regexp.MustCompile(`\*\*([^*]+)\*\*|__([^_]+)__`)
-	emph     = regexp.MustCompile(`(^|[^*\w])\*([^*\s][^*]*)\*`)
-)
+// markdownRE are the renderer's expressions, compiled at the first
+// answer rendered rather than at every start of rein.
+var markdownRE = sync.OnceValue(func() (re struct{ bullet, numbered, code, strong, emph *regexp.Regexp }) {
+	re.bullet = regexp.MustCompile(`^[-*+]\s+(.*)$`)
+	re.numbered = regexp.MustCompile(`^(\d{1,3}[.)])\s+(.*)$`)
+	re.code = regexp.MustCompile("`([^`]+)`")
+	re.strong = regexp.MustCompile(`\*\*([^*]+)\*\*|__([^_]+)__`)
+	re.emph = regexp.MustCompile(`(^|[^*\w])\*([^*\s][^*]*)\*`)
+	return re
+})
 
 func isRule(s string) bool {
 	s = strings.ReplaceAll(s, " ", "")
@@ -94,7 +98,7 @@ func inline(s string, st Styles) string {
 	var b strings.Builder
 	rest := s
 	for {
-		loc := code.FindStringSubmatchIndex(rest)
+		loc := markdownRE().code.FindStringSubmatchIndex(rest)
 		if loc == nil {
 			b.WriteString(spans(rest, st))
 			return b.String()
@@ -106,11 +110,11 @@ func inline(s string, st Styles) string {
 }
 
 func spans(s string, st Styles) string {
-	s = strong.ReplaceAllStringFunc(s, func(m string) string {
+	s = markdownRE().strong.ReplaceAllStringFunc(s, func(m string) string {
 		return st.Strong.Render(m[2 : len(m)-2])
 	})
-	return emph.ReplaceAllStringFunc(s, func(m string) string {
-		sub := emph.FindStringSubmatch(m)
+	return markdownRE().emph.ReplaceAllStringFunc(s, func(m string) string {
+		sub := markdownRE().emph.FindStringSubmatch(m)
 		return sub[1] + st.Quote.Render(sub[2])
 	})
 }

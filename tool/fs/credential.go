@@ -54,7 +54,9 @@ func (w workdir) resolve(rel string) string {
 	return cur
 }
 
-var redactedName = regexp.MustCompile(`\[REDACTED:([A-Za-z0-9_]+)\]`)
+var redactedName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\[REDACTED:([A-Za-z0-9_]+)\]`)
+})
 
 // secretsIn returns the names of the secrets redact finds in text (its
 // [REDACTED:NAME] marks that text did not hold already), sorted; nil when
@@ -68,7 +70,7 @@ func secretsIn(redact func(string) string, text string) []string {
 		return nil
 	}
 	var names []string
-	for _, m := range redactedName.FindAllStringSubmatch(red, -1) {
+	for _, m := range redactedName().FindAllStringSubmatch(red, -1) {
 		if !slices.Contains(names, m[1]) && !strings.Contains(text, m[0]) {
 			names = append(names, m[1])
 		}

@@ -101,9 +101,18 @@ func (cp *Compiler) Compile(name string, raw []byte) (s *Schema, err error) {
 // refused and has to be explained. Any other document is compiled with
 // jsonschema at once, as Compile does.
 func (cp *Compiler) CompileLazily(name string, raw []byte) (*Schema, error) {
+	if s := lazily(name, raw); s != nil {
+		return s, nil
+	}
+	return cp.Compile(name, raw)
+}
+
+// lazily is CompileLazily's schema for a document within rein's subset,
+// or nil for any other document.
+func lazily(name string, raw []byte) *Schema {
 	f := compileFast(raw)
 	if f == nil {
-		return cp.Compile(name, raw)
+		return nil
 	}
 	var top struct {
 		Additional *bool `json:"additionalProperties"`
@@ -117,11 +126,18 @@ func (cp *Compiler) CompileLazily(name string, raw []byte) (*Schema, error) {
 				return nil, err
 			}
 			return s.sch, nil
-		})}, nil
+		})}
 }
 
 // MustCompile is Compile for schemas fixed in code; it panics on an error.
+// Like CompileLazily, it leaves a document within rein's subset (every
+// built-in tool's) to jsonschema until an argument is refused: a session
+// builds its tools at start-up, and compiling them all with jsonschema
+// was most of the tools' share of it.
 func MustCompile(name string, raw []byte) *Schema {
+	if s := lazily(name, raw); s != nil {
+		return s
+	}
 	s, err := Compile(name, raw)
 	if err != nil {
 		panic(err)
