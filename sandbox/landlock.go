@@ -190,8 +190,17 @@ type Landlock struct {
 	// Stage, and StageErr says why. Not with PerCommand.
 	Stage bool
 
+	// Hold, when set, holds back what Prepare and Warm start in the
+	// background (building the shared state, starting the zygote) until
+	// it is closed, or until a command, StageErr or Close needs the state.
+	// rein closes it as the session's first model request goes out, so the
+	// setup costs the model's think time instead of the user's wait
+	// before that request. Nil: the work starts at once.
+	Hold <-chan struct{}
+
 	mu       sync.Mutex
-	state    *landlockState // set up at the first Exec
+	state    *landlockState // set up by Prepare or the first Exec
+	building *stateBuild    // Prepare's build, until a caller takes it
 	closed   bool
 	inflight sync.WaitGroup     // Execs between setup and their end
 	unwarm   context.CancelFunc // stops a Warm in progress (Close)

@@ -106,13 +106,21 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 	}
 }
 
-// Prepare makes sure the backend works here and builds now what every
-// command shares (the rulesets, the private temp dir and, as root, the
-// network namespace), so the check's work is not thrown away
-// (LandlockStatus builds a namespace only to close it). It returns the
-// error the first Exec would. The zygote still starts at the first
-// command: started here, every idle session of a server would keep a
-// process of its own.
+// Prepare makes sure the backend works here and starts building what
+// every command shares (the rulesets, the credential masks, the private
+// temp dir and, as root, the network namespace), so the check's work is
+// not thrown away (LandlockStatus builds a namespace only to close it).
+//
+// What can be refused by this machine or by the settings is checked before
+// Prepare returns: Landlock's ABI, user namespaces (not root) or seccomp
+// (root), the network policy, the work dir and the helper. The rest — the
+// walks of the work dir for credential files and of /etc for unreadable
+// ones, the rulesets, the namespace — is built in the background, once
+// Hold lets it, while the caller goes on to its first model request; the
+// first command, Warm and StageErr wait for it, and a failure there is the first command's error
+// (ErrStart), as it was before Prepare existed. The zygote still starts at
+// the first command unless Warm is called: started here, every idle
+// session of a server would keep a process of its own.
 func (l *Landlock) Prepare(ctx context.Context) error {
 	if os.Geteuid() != 0 {
 		// Not root: each command gets a user namespace; probe that one can
@@ -123,11 +131,77 @@ func (l *Landlock) Prepare(ctx context.Context) error {
 	} else if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("%w: seccomp: %w", ErrUnsupported, err)
 	}
-	if _, err := l.setup(); err != nil {
+	set, err := l.settings()
+	if err != nil {
 		return err
 	}
-	l.inflight.Done()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return fmt.Errorf("%w: the landlock executor is closed", ErrStart)
+	}
+	if l.state != nil || l.building != nil {
+		return nil
+	}
+	b := &stateBuild{done: make(chan struct{}), now: make(chan struct{})}
+	l.building = b
+	l.inflight.Add(1) // Close waits for the build
+	go func() {
+		defer l.inflight.Done()
+		defer close(b.done)
+		select {
+		case <-l.Hold: // nil: never, and b.now decides
+		case <-b.now:
+		}
+		l.mu.Lock()
+		closed := l.closed
+		l.mu.Unlock()
+		if closed {
+			b.err = fmt.Errorf("%w: the landlock executor is closed", ErrStart)
+			return
+		}
+		b.st, b.err = l.buildState(set)
+	}()
+	if l.Hold == nil {
+		b.need()
+	}
 	return nil
+}
+
+// stateBuild is a build of the executor's shared state, started by Prepare.
+type stateBuild struct {
+	now     chan struct{} // closed when the state is needed: build now
+	nowOnce sync.Once
+	done    chan struct{} // closed when st or err is set
+	st      *landlockState
+	err     error
+}
+
+// need starts the build if Hold still holds it back.
+func (b *stateBuild) need() { b.nowOnce.Do(func() { close(b.now) }) }
+
+// built returns the executor's state once Prepare's build (if any) has
+// ended, nil if there is none yet; a failed build's error is returned
+// once, to the first caller, and the next setup builds again. Close
+// releases a build nobody took. Called without l.mu.
+func (l *Landlock) built() (*landlockState, error) {
+	l.mu.Lock()
+	b := l.building
+	l.mu.Unlock()
+	if b != nil {
+		b.need()
+		<-b.done
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b != nil && l.building == b { // not taken by another caller or Close
+		l.building = nil
+		if b.err != nil {
+			return nil, b.err
+		}
+		l.state = b.st
+	}
+	return l.state, nil
 }
 
 // Warm starts the zygote in the background, so that the session's first
@@ -140,17 +214,31 @@ func (l *Landlock) Warm(ctx context.Context) {
 	if l.PerCommand {
 		return
 	}
-	st, err := l.setup()
-	if err != nil {
-		return
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		cancel()
+		return
+	}
 	l.unwarm = cancel
+	l.inflight.Add(1) // before Close can wait: l.closed was false under l.mu
 	l.mu.Unlock()
 	go func() {
 		defer l.inflight.Done()
 		defer cancel()
+		if l.Hold != nil {
+			select {
+			case <-l.Hold:
+			case <-ctx.Done(): // Close, or the caller gave up
+				return
+			}
+		}
+		st, err := l.setup() // waits for Prepare's build
+		if err != nil {
+			return
+		}
+		defer l.inflight.Done()
 		_, _ = st.zygoteFor(ctx, l)
 	}()
 }
@@ -251,29 +339,44 @@ func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (re
 func (l *Landlock) Close() error {
 	l.mu.Lock()
 	l.closed = true
-	st := l.state
-	l.state = nil
+	st, b := l.state, l.building
+	l.state, l.building = nil, nil
 	if l.unwarm != nil {
 		l.unwarm()
 	}
 	l.mu.Unlock()
-	l.inflight.Wait()
-	if st == nil {
-		return nil
+	if b != nil {
+		b.need() // it sees l.closed and builds nothing
 	}
-	return st.release()
+	l.inflight.Wait()
+	var errs []error
+	if b != nil && b.st != nil { // built, never taken
+		errs = append(errs, b.st.release())
+	}
+	if st != nil {
+		errs = append(errs, st.release())
+	}
+	return errors.Join(errs...)
 }
 
-// setup checks the settings and prepares the sandbox once. On success the
-// caller is counted in l.inflight and must call l.inflight.Done.
+// setup checks the settings and prepares the sandbox once, or takes what
+// Prepare built. On success the caller is counted in l.inflight and must
+// call l.inflight.Done.
 func (l *Landlock) setup() (*landlockState, error) {
+	if _, err := l.built(); err != nil {
+		return nil, err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return nil, fmt.Errorf("%w: the landlock executor is closed", ErrStart)
 	}
 	if l.state == nil {
-		st, err := l.newState()
+		set, err := l.settings()
+		if err != nil {
+			return nil, err
+		}
+		st, err := l.buildState(set)
 		if err != nil {
 			return nil, err
 		}
@@ -283,58 +386,69 @@ func (l *Landlock) setup() (*landlockState, error) {
 	return l.state, nil
 }
 
-// newState checks the settings and builds what every command shares.
-func (l *Landlock) newState() (*landlockState, error) {
+// landlockSettings is what settings checked, for build.
+type landlockSettings struct {
+	net, work, helper, netns string
+}
+
+// settings checks what the caller and this machine decide, cheaply: the
+// network policy, the work dir, the helper, the Landlock ABI.
+func (l *Landlock) settings() (landlockSettings, error) {
 	net := NetNone
 	switch l.Net {
 	case "", NetNone:
 	case NetProxy:
 		if l.Egress == nil {
-			return nil, fmt.Errorf("%w: network policy %q without an egress proxy", ErrInvalid, l.Net)
+			return landlockSettings{}, fmt.Errorf("%w: network policy %q without an egress proxy", ErrInvalid, l.Net)
 		}
 		net = NetProxy
 	default:
-		return nil, fmt.Errorf("%w: network policy %q (use \"none\" or \"proxy\")", ErrInvalid, l.Net)
+		return landlockSettings{}, fmt.Errorf("%w: network policy %q (use \"none\" or \"proxy\")", ErrInvalid, l.Net)
 	}
 	if !filepath.IsAbs(l.WorkDir) {
-		return nil, fmt.Errorf("%w: work dir %q is not absolute", ErrInvalid, l.WorkDir)
+		return landlockSettings{}, fmt.Errorf("%w: work dir %q is not absolute", ErrInvalid, l.WorkDir)
 	}
 	work, err := filepath.EvalSymlinks(l.WorkDir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: work dir: %w", ErrStart, err)
+		return landlockSettings{}, fmt.Errorf("%w: work dir: %w", ErrStart, err)
 	}
 	if fi, err := os.Stat(work); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%w: work dir %s is not a directory", ErrStart, work)
+		return landlockSettings{}, fmt.Errorf("%w: work dir %s is not a directory", ErrStart, work)
 	}
 	if home, err := os.UserHomeDir(); err == nil {
 		if err := checkWorkDir(work, home); err != nil {
-			return nil, err
+			return landlockSettings{}, err
 		}
 		if real, err := filepath.EvalSymlinks(home); err == nil {
 			if err := checkWorkDir(work, real); err != nil {
-				return nil, err
+				return landlockSettings{}, err
 			}
 		}
 	} else if err := checkWorkDir(work, ""); err != nil {
-		return nil, err
+		return landlockSettings{}, err
 	}
 	helper := l.Helper
 	if helper == "" {
 		if helper, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("%w: finding the sandbox helper: %w", ErrStart, err)
+			return landlockSettings{}, fmt.Errorf("%w: finding the sandbox helper: %w", ErrStart, err)
 		}
 	}
 	if helper, err = filepath.Abs(helper); err != nil {
-		return nil, fmt.Errorf("%w: the sandbox helper: %w", ErrStart, err)
+		return landlockSettings{}, fmt.Errorf("%w: the sandbox helper: %w", ErrStart, err)
 	}
 	netns, err := netnsID("/proc/self/ns/net")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+		return landlockSettings{}, fmt.Errorf("%w: %w", ErrStart, err)
 	}
 	if abi := landlockABI(); abi < MinLandlockABI {
-		return nil, fmt.Errorf("%w: Landlock ABI %d, need at least %d", ErrStart, abi, MinLandlockABI)
+		return landlockSettings{}, fmt.Errorf("%w: Landlock ABI %d, need at least %d", ErrStart, abi, MinLandlockABI)
 	}
-	st := &landlockState{helper: helper, workDir: work, netns: netns, net: net, cgroups: findPidsCgroup()}
+	return landlockSettings{net: net, work: work, helper: helper, netns: netns}, nil
+}
+
+// buildState builds what every command shares, for settings set.
+func (l *Landlock) buildState(set landlockSettings) (*landlockState, error) {
+	st := &landlockState{helper: set.helper, workDir: set.work, netns: set.netns, net: set.net, cgroups: findPidsCgroup()}
 	if st.cgroups != "" {
 		sweepCgroups(st.cgroups)
 		if l.memory() > 0 {
@@ -344,13 +458,14 @@ func (l *Landlock) newState() (*landlockState, error) {
 		}
 	}
 	home, _ := os.UserHomeDir()
-	st.masks = findMasks(work, home)
+	st.masks = findMasks(st.workDir, home)
 	st.stage = l.Stage && !l.PerCommand
 	if err := st.build(os.Geteuid() == 0); err != nil {
 		_ = st.release()
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
 	}
 	if st.net == NetProxy {
+		var err error
 		if st.egress, err = startEgress(st.netnsF, l.Egress); err != nil {
 			_ = st.release()
 			return nil, fmt.Errorf("%w: %w", ErrStart, err)

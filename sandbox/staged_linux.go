@@ -34,14 +34,13 @@ func isOpaque(dir string) bool {
 
 // StageErr says why commands are not staged although Stage asked for it
 // (no overlayfs, a work dir overlayfs cannot name); nil when they are, or
-// before the first command.
+// before the first command. It waits for Prepare's build, which decides.
 func (l *Landlock) StageErr() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.state == nil {
-		return nil
+	st, err := l.built()
+	if err != nil || st == nil {
+		return nil // not built: the next command builds again and decides
 	}
-	l.state.zmu.Lock()
-	defer l.state.zmu.Unlock()
-	return l.state.stageErr
+	st.zmu.Lock()
+	defer st.zmu.Unlock()
+	return st.stageErr
 }

@@ -4,6 +4,10 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,4 +111,93 @@ func BenchmarkFirstCommand(b *testing.B) {
 			b.ReportMetric(float64(first)/float64(later), "first/later")
 		})
 	}
+}
+
+// TestHold: while Hold holds the executor's setup back, a command still
+// runs at once (it needs the state, so it builds it) and its credential
+// files are masked as ever; Close releases a held setup without building
+// it; released, the setup is built without a command; and a setup that
+// fails is the first command's error, the next command building again.
+func TestHold(t *testing.T) {
+	const secret = "sk-live-hold-5e6f7a8b"
+	rsTemps := func(t *testing.T, dir string) int {
+		t.Helper()
+		got, err := filepath.Glob(filepath.Join(dir, "rein-sandbox-*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(got)
+	}
+	t.Run("held: a command builds and is masked", func(t *testing.T) {
+		l, work := newLandlock(t, &sandbox.Landlock{Hold: make(chan struct{})})
+		if err := os.WriteFile(filepath.Join(work, ".env"), []byte("TOKEN="+secret+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Prepare(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		l.Warm(t.Context()) // held too: the command starts the zygote
+		res, err := l.Exec(t.Context(), sandbox.Cmd{Script: "cat .env 2>&1; echo done", Dir: work, Timeout: time.Minute})
+		if err != nil || !strings.Contains(res.Stdout, "done") {
+			t.Fatalf("Exec: %+v, %v", res, err)
+		}
+		if strings.Contains(res.Stdout+res.Stderr, secret) {
+			t.Errorf("the credential file was readable on a held executor's first command:\n%s", res.Stdout)
+		}
+	})
+	t.Run("held then closed: nothing built", func(t *testing.T) {
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		l, _ := newLandlock(t, &sandbox.Landlock{Hold: make(chan struct{})})
+		if err := l.Prepare(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if n := rsTemps(t, tmp); n != 0 {
+			t.Errorf("%d private temp dirs before Hold was released", n)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n := rsTemps(t, tmp); n != 0 {
+			t.Errorf("%d private temp dirs left after Close", n)
+		}
+	})
+	t.Run("released: built without a command", func(t *testing.T) {
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		hold := make(chan struct{})
+		l, _ := newLandlock(t, &sandbox.Landlock{Hold: hold, Stage: true})
+		if err := l.Prepare(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		close(hold)
+		_ = l.StageErr() // waits for the build
+		if n := rsTemps(t, tmp); n != 1 {
+			t.Errorf("%d private temp dirs once released, want 1", n)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n := rsTemps(t, tmp); n != 0 {
+			t.Errorf("%d private temp dirs left after Close", n)
+		}
+	})
+	t.Run("a failed setup is the first command's error", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "not-yet")
+		t.Setenv("TMPDIR", missing)
+		l, work := newLandlock(t, &sandbox.Landlock{})
+		if err := l.Prepare(t.Context()); err != nil {
+			t.Fatalf("Prepare checks what can be refused, not the temp dir: %v", err)
+		}
+		_, err := l.Exec(t.Context(), sandbox.Cmd{Script: "true", Dir: work, Timeout: time.Minute})
+		if !errors.Is(err, sandbox.ErrStart) || !strings.Contains(err.Error(), "temp dir") {
+			t.Fatalf("first command: %v, want ErrStart about the temp dir", err)
+		}
+		if err := os.Mkdir(missing, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := l.Exec(t.Context(), sandbox.Cmd{Script: "echo ok", Dir: work, Timeout: time.Minute}); err != nil || res.Stdout != "ok\n" {
+			t.Fatalf("the next command did not build again: %+v, %v", res, err)
+		}
+	})
 }

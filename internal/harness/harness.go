@@ -191,6 +191,10 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		spec.Sandbox.Egress = &cfg
 	}
 	if slices.Contains(spec.Policy.Allowed, "run_bash") {
+		// The sandbox's setup waits for the first model request and then
+		// costs the model's think time, not the wait before that request.
+		hold := make(chan struct{})
+		spec.Sandbox.Hold, spec.Model = hold, releaseAtFirstCall(spec.Model, hold)
 		ex, b, closeExec, err := OpenExecutor(ctx, spec.Sandbox, workdir, id)
 		if err != nil {
 			return nil, err

@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 
 	"github.com/reinhq/rein/egress"
 	"github.com/reinhq/rein/gate/shell"
+	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/sandbox/docker"
 )
@@ -55,11 +57,15 @@ type Sandbox struct {
 	// Warm starts the landlock zygote as the executor opens
 	// (sandbox.Landlock.Warm).
 	Warm bool
+	// Hold is sandbox.Landlock.Hold: the landlock executor's setup and a
+	// Warm start wait for it to close (Run closes it as the first model
+	// request goes out). Nil: they start as the executor opens.
+	Hold <-chan struct{}
 }
 
 // landlock is the landlock executor s asks for, not yet prepared.
 func (s Sandbox) landlock(workdir string, mem int64) *sandbox.Landlock {
-	return &sandbox.Landlock{Helper: s.Helper, WorkDir: workdir, Memory: mem, Stage: !s.NoStage && !s.OneShot, PerCommand: s.OneShot}
+	return &sandbox.Landlock{Helper: s.Helper, WorkDir: workdir, Memory: mem, Stage: !s.NoStage && !s.OneShot, PerCommand: s.OneShot, Hold: s.Hold}
 }
 
 // withNetwork gives l the egress proxy s asks for: nothing when none is
@@ -199,3 +205,28 @@ func Capabilities(backend string) shell.Executor {
 type nopCloser struct{}
 
 func (nopCloser) Close() error { return nil }
+
+// releaseAtFirstCall returns m, closing hold as its first request goes out.
+func releaseAtFirstCall(m model.Model, hold chan<- struct{}) model.Model {
+	return &firstCall{Model: m, hold: hold}
+}
+
+// firstCall closes hold at the first Generate.
+type firstCall struct {
+	model.Model
+	once sync.Once
+	hold chan<- struct{}
+}
+
+func (f *firstCall) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	f.once.Do(func() { close(f.hold) })
+	return f.Model.Generate(ctx, req)
+}
+
+// Name is the model's name, when it has one (agent.Config.ModelName).
+func (f *firstCall) Name() string {
+	if n, ok := f.Model.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return ""
+}
