@@ -31,6 +31,7 @@ type Host struct {
 	// Addr is the host's address; Gateway is rein's end of the link.
 	Addr, Gateway netip.Addr
 	name          string // the namespace's name under /run/netns
+	outer         string // rein's end of the veth pair
 	ns            *os.File
 }
 
@@ -52,13 +53,17 @@ func NewTagged(ctx context.Context, tag string) (*Host, error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:3])
-	sub := byte(binary.BigEndian.Uint16(b[2:]) % 64 * 4)
+	sub, err := freeSubnet(binary.BigEndian.Uint16(b[2:]))
+	if err != nil {
+		return nil, err
+	}
+	outer, inner := "rv"+id+"a", "rv"+id+"b"
 	h := &Host{
 		name:    "rein-" + tag + id,
+		outer:   outer,
 		Gateway: netip.AddrFrom4([4]byte{198, 51, 100, sub + 1}),
 		Addr:    netip.AddrFrom4([4]byte{198, 51, 100, sub + 2}),
 	}
-	outer, inner := "rv"+id+"a", "rv"+id+"b"
 	steps := [][]string{
 		{"netns", "add", h.name},
 		{"link", "add", outer, "type", "veth", "peer", "name", inner},
@@ -111,8 +116,39 @@ func (h *Host) Close() error {
 	if h.ns != nil {
 		h.ns.Close()
 	}
+	// Both ends of the pair, and the route to the host, go at once: left
+	// to the namespace's teardown (asynchronous in the kernel), a dying
+	// host could still answer for its addresses when the next test picks
+	// the same ones, and refuse that test's connections.
+	_ = exec.Command("ip", "link", "del", h.outer).Run()
 	if out, err := exec.Command("ip", "netns", "del", h.name).CombinedOutput(); err != nil {
 		return fmt.Errorf("ip netns del %s: %w: %s", h.name, err, out)
 	}
 	return nil
+}
+
+// freeSubnet returns the first octet of a /30 of 198.51.100.0/24, tried
+// from start on, that no interface of this namespace has an address in:
+// tests running at once (here or in another package's process) and hosts
+// still being torn down keep theirs.
+func freeSubnet(start uint16) (byte, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return 0, fmt.Errorf("listing this namespace's addresses: %w", err)
+	}
+	used := map[byte]bool{}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip := n.IP.To4(); ip != nil && ip[0] == 198 && ip[1] == 51 && ip[2] == 100 {
+				used[ip[3]&^3] = true
+			}
+		}
+	}
+	for i := range uint16(64) {
+		sub := byte((start + i) % 64 * 4)
+		if !used[sub] {
+			return sub, nil
+		}
+	}
+	return 0, errors.New("every /30 of 198.51.100.0/24 is in use here")
 }
