@@ -104,12 +104,11 @@ func (c *chatCmd) Run(ctx context.Context, e env) error {
 	// stops the session with the reason, before the first model call.
 	mcpEgress := &guarded.EgressLog{Who: mcpEgressWho}
 	p.opts.Egress = append(p.opts.Egress, mcpEgress)
-	servers, closeSandbox, err := connectMCP(ctx, e, p.meta.Config, p.opts.WorkDir, askerFor(p, e, c.ApprovalTimeout), mcpEgress)
+	servers, closeServers, err := connectMCP(ctx, e, p.meta.Config, p.opts.WorkDir, askerFor(p, e, c.ApprovalTimeout), mcpEgress)
 	if err != nil {
 		return err
 	}
-	defer closeSandbox()
-	defer servers.Close()
+	defer closeServers()
 	p.meta.MCPUnsandboxed = unsandboxed(servers)
 	p.opts.Tools = append(p.opts.Tools, servers.Tools()...)
 	if p.opts.ExactAllow {

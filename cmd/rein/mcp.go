@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -255,8 +256,10 @@ const mcpEgressWho = "(mcp servers)"
 // connectMCP starts the session's MCP servers, the stdio ones in the
 // session's sandbox backend (mcpSandbox), and says on stderr which run
 // unsandboxed and which tools are not offered and why. With no servers
-// configured it returns an empty set. Close the set, then call the
-// returned func (it closes the servers' sandbox).
+// configured it returns an empty set. The returned func closes the set,
+// then the servers' sandbox (and its egress proxy); it is elog's Drain
+// too, so the session calls it before its audit log closes, and calling
+// it again does nothing.
 func connectMCP(ctx context.Context, e env, cfg config.Config, workdir string, asker approve.Asker, elog *guarded.EgressLog) (*mcp.Set, func(), error) {
 	opts, closeSandbox, err := mcpSandbox(ctx, cfg, workdir, elog)
 	if err != nil {
@@ -274,7 +277,14 @@ func connectMCP(ctx context.Context, e env, cfg config.Config, workdir string, a
 	for _, t := range set.Unavailable() {
 		fmt.Fprintf(e.stderr, "rein: MCP tool %s is not offered: %s\n", termsafe.Line(t.Name), termsafe.Line(t.Reason))
 	}
-	return set, closeSandbox, nil
+	closeAll := sync.OnceFunc(func() {
+		_ = set.Close()
+		closeSandbox()
+	})
+	if elog != nil {
+		elog.Drain = closeAll
+	}
+	return set, closeAll, nil
 }
 
 // mcpSandbox is where stdio MCP servers run: the landlock sandbox, with

@@ -130,12 +130,11 @@ func (c *runCmd) Run(ctx context.Context, e env) error {
 	}
 	mcpEgress := &guarded.EgressLog{Who: mcpEgressWho}
 	p.opts.Egress = append(p.opts.Egress, mcpEgress)
-	servers, closeSandbox, err := connectMCP(ctx, e, p.meta.Config, p.opts.WorkDir, asker, mcpEgress)
+	servers, closeServers, err := connectMCP(ctx, e, p.meta.Config, p.opts.WorkDir, asker, mcpEgress)
 	if err != nil {
 		return err
 	}
-	defer closeSandbox()
-	defer servers.Close()
+	defer closeServers()
 	p.meta.MCPUnsandboxed = unsandboxed(servers)
 	p.opts.Tools = append(p.opts.Tools, servers.Tools()...)
 	if p.opts.ExactAllow {

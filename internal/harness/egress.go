@@ -17,6 +17,12 @@ type EgressLog struct {
 	// Who made the connections, when not the session's commands (the
 	// record's tool field): "(mcp servers)".
 	Who string
+	// Drain, when set, ends the connections whose records come here (it
+	// stops what makes them and their proxy) and returns once each is
+	// recorded. The session calls it before it closes its audit log, so
+	// that a connection still open, or just ended, at the session's end
+	// is in the log. Set it before the session starts.
+	Drain func()
 
 	mu      sync.Mutex
 	w       *audit.Writer
@@ -57,4 +63,11 @@ func (l *EgressLog) attach(w *audit.Writer) {
 		_ = w.Write(r)
 	}
 	l.pending = nil
+}
+
+// drain calls Drain, if set.
+func (l *EgressLog) drain() {
+	if l.Drain != nil {
+		l.Drain()
+	}
 }

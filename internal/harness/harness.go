@@ -14,6 +14,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reinhq/rein/agent"
@@ -184,6 +185,10 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	// Only a session that may run commands opens a sandbox.
 	var exec sandbox.Executor = unavailable{errors.New("run_bash is not on this session's allowlist")}
 	backend := ""
+	// The executor closes before the audit log does: its egress proxy
+	// records each connection when it ends, and a connection still
+	// open (or just ended) when the session stops must be in the log.
+	closeExec := func() {}
 	elog := &EgressLog{}
 	if spec.Sandbox.Egress != nil {
 		cfg := *spec.Sandbox.Egress
@@ -195,11 +200,12 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		// costs the model's think time, not the wait before that request.
 		hold := make(chan struct{})
 		spec.Sandbox.Hold, spec.Model = hold, releaseAtFirstCall(spec.Model, hold)
-		ex, b, closeExec, err := OpenExecutor(ctx, spec.Sandbox, workdir, id)
+		ex, b, closer, err := OpenExecutor(ctx, spec.Sandbox, workdir, id)
 		if err != nil {
 			return nil, err
 		}
-		defer closeExec.Close()
+		closeExec = sync.OnceFunc(func() { _ = closer.Close() })
+		defer closeExec()
 		host, inside := childInside(b, os.Environ())
 		exec, backend = sessionEnv{Executor: ex, host: host, inside: inside, session: id, token: token}, b
 		spec.Policy.Exec = Capabilities(b)
@@ -353,6 +359,10 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		tctx, done = turnCtx(ctx, turn)
 		res = loop.Resume(tctx, nextTurn(res, redact(msg), wrap))
 		done()
+	}
+	closeExec()
+	for _, l := range spec.Egress {
+		l.drain()
 	}
 	if err := log.Close(); err != nil && res.Err == nil {
 		res.Stop, res.Err = agent.StopError, fmt.Errorf("close the audit log: %w", err)
