@@ -12,10 +12,6 @@ import (
 	"github.com/reinhq/rein/secret"
 )
 
-// maskWalkMax bounds how many entries of the work dir findMasks looks at:
-// a work dir bigger than that is masked only in the part walked first.
-const maskWalkMax = 50000
-
 // masks are the credential files and directories hidden from commands,
 // and the protected paths (code that runs later: git config and hooks, rc
 // files, editor tasks; package protect) that commands may read but not write.
@@ -46,15 +42,16 @@ func findMasks(work, home string) masks {
 			m.files = append(m.files, p)
 		}
 	}
-	n := 0
+	prefix := filepath.Join(work, "x")
+	prefix = prefix[:len(prefix)-1] // work and a separator, as WalkDir joins
+	// The whole tree, however large: a bound on the walk would leave the
+	// credentials past it readable. The walk runs while the model thinks
+	// about its first turn (Landlock.Hold).
 	_ = filepath.WalkDir(work, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == work {
 			return nil
 		}
-		if n++; n > maskWalkMax {
-			return filepath.SkipAll
-		}
-		rel, _ := filepath.Rel(work, p)
+		rel := p[len(prefix):] // WalkDir joins names onto work
 		if d.IsDir() && d.Name() == ".git" {
 			for _, g := range gitCode {
 				if _, err := os.Lstat(filepath.Join(p, g)); err == nil {
@@ -65,7 +62,8 @@ func findMasks(work, home string) masks {
 		}
 		// A file both protected and a credential (.npmrc) is masked: an
 		// empty read-only file is both unreadable and unwritable.
-		if d.Type()&fs.ModeSymlink == 0 && !(d.Type().IsRegular() && secret.CredentialFile(rel)) {
+		cred := d.Type().IsRegular() && secret.CredentialFile(rel)
+		if d.Type()&fs.ModeSymlink == 0 && !cred {
 			if _, ok := protected.Match(rel); ok {
 				// Read-only as a whole: what is below needs no look.
 				m.ro = append(m.ro, p)
@@ -93,10 +91,8 @@ func findMasks(work, home string) masks {
 				add(p, true)
 				return filepath.SkipDir
 			}
-		case d.Type().IsRegular():
-			if secret.CredentialFile(rel) {
-				add(p, false)
-			}
+		case cred:
+			add(p, false)
 		}
 		return nil
 	})

@@ -104,9 +104,9 @@ func CredentialFile(rel string) bool {
 		return false
 	}
 	elems := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	for _, c := range credentialPlaces {
+	ps := p + "/"
+	for _, c := range anywherePlaces() {
 		switch {
-		case !c.anywhere:
 		case c.dir && !strings.Contains(c.path, "/"):
 			for _, dir := range elems[:len(elems)-1] {
 				if dir == c.path {
@@ -114,10 +114,10 @@ func CredentialFile(rel string) bool {
 				}
 			}
 		case c.dir:
-			if strings.Contains(p+"/", "/"+c.path+"/") && !strings.HasSuffix(p, "/"+c.path) {
+			if strings.Contains(ps, c.inner) && !strings.HasSuffix(p, c.tail) {
 				return true // a file inside the directory
 			}
-		case strings.HasSuffix(p, "/"+c.path):
+		case strings.HasSuffix(p, c.tail):
 			return true
 		}
 	}
@@ -132,6 +132,25 @@ func CredentialFile(rel string) bool {
 	}
 	return credentialNames().match(base)
 }
+
+// anyPlace is an anywhere credPlace with its needles made once: "/" + path
+// (tail) and "/" + path + "/" (inner). Made per call, they were most of
+// CredentialFile's cost on a large work dir's walk (sandbox's masks).
+type anyPlace struct {
+	credPlace
+	tail, inner string
+}
+
+// anywherePlaces are the anywhere credentialPlaces, in order.
+var anywherePlaces = sync.OnceValue(func() []anyPlace {
+	var out []anyPlace
+	for _, c := range credentialPlaces {
+		if c.anywhere {
+			out = append(out, anyPlace{c, "/" + c.path, "/" + c.path + "/"})
+		}
+	}
+	return out
+})
 
 // credentialNames is credentialFilePatterns compiled once: each pattern
 // has at most one "*", so it is an exact name, or a prefix and a suffix.
