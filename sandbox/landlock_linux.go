@@ -28,11 +28,12 @@ type landlockState struct {
 	// zygoteRuleset is the zygote's: the commands' grants and the helper
 	// binary, which the zygote is exec'd from and commands may not run.
 	zygoteRuleset *os.File
-	cgroups       string // base for per-command pids cgroups, or ""
-	memcg         string // base for per-command memory cgroups, or "" (no limit)
-	masks         masks  // credential files and directories hidden from commands
-	maskDir       string // holds maskSrc
-	maskSrc       string // the empty file mounted over masked files
+	cgroups       string     // base for per-command pids cgroups, or ""
+	memcg         string     // base for per-command memory cgroups, or "" (no limit)
+	masks         masks      // credential files and directories hidden from commands
+	maskDir       string     // holds maskSrc
+	locks         []*os.File // held on tmp, maskDir and stageRoot until they are removed (sweepHeld)
+	maskSrc       string     // the empty file mounted over masked files
 	attr          syscall.SysProcAttr
 
 	zmu      sync.Mutex // guards zyg and restarts, and is held while one starts
@@ -457,6 +458,7 @@ func (l *Landlock) buildState(set landlockSettings) (*landlockState, error) {
 			}
 		}
 	}
+	sweepHeld() // what killed reins left
 	home, _ := os.UserHomeDir()
 	st.masks = findMasks(st.workDir, home)
 	st.stage = l.Stage && !l.PerCommand
@@ -485,11 +487,11 @@ func (st *landlockState) build(root bool) error {
 		}
 		st.netnsF = f
 	}
-	tmp, err := os.MkdirTemp("", "rein-sandbox-")
+	tmp, lock, err := makeHeld("sandbox")
 	if err != nil {
 		return fmt.Errorf("private temp dir: %w", err)
 	}
-	st.tmp = tmp // from here on, release removes it
+	st.tmp, st.locks = tmp, append(st.locks, lock) // from here on, release removes it
 	real, err := filepath.EvalSymlinks(tmp)
 	if err != nil {
 		return fmt.Errorf("private temp dir: %w", err)
@@ -501,7 +503,10 @@ func (st *landlockState) build(root bool) error {
 		}
 	}
 	if !st.masks.empty() {
-		if st.maskDir, st.maskSrc, err = newMaskSource(); err != nil {
+		if st.maskDir, st.maskSrc, lock, err = newMaskSource(); lock != nil {
+			st.locks = append(st.locks, lock)
+		}
+		if err != nil {
 			return fmt.Errorf("the empty file to mask credentials with: %w", err)
 		}
 		st.attr.Cloneflags |= syscall.CLONE_NEWNS // the masks are the helper's alone
@@ -553,6 +558,9 @@ func (st *landlockState) release() error {
 	_ = removeMaskSource(st.maskDir)
 	st.releaseStage()
 	if st.tmp == "" {
+		for _, l := range st.locks {
+			l.Close()
+		}
 		return nil
 	}
 	// A command may have left directories without write permission.
@@ -562,7 +570,11 @@ func (st *landlockState) release() error {
 		}
 		return nil
 	})
-	return os.RemoveAll(st.tmp)
+	err := os.RemoveAll(st.tmp)
+	for _, l := range st.locks { // after the removals: no sweep takes a dir still in use
+		l.Close()
+	}
+	return err
 }
 
 // systemGrants lists what the sandbox may use: the system directories,

@@ -112,19 +112,20 @@ func findMasks(work, home string) masks {
 
 // newMaskSource makes the empty read-only file mounted over masked files,
 // in a directory of its own outside every grant.
-func newMaskSource() (dir, file string, err error) {
-	dir, err = os.MkdirTemp("", "rein-mask-")
+// It returns the dir's lock (makeHeld) whenever it made the dir.
+func newMaskSource() (dir, file string, lock *os.File, err error) {
+	dir, lock, err = makeHeld("mask")
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	file = filepath.Join(dir, "empty")
 	if err := os.WriteFile(file, nil, 0o444); err != nil {
-		return dir, "", err
+		return dir, "", lock, err
 	}
 	if err := os.Chmod(dir, 0o555); err != nil {
-		return dir, "", err
+		return dir, "", lock, err
 	}
-	return dir, file, nil
+	return dir, file, lock, nil
 }
 
 // removeMaskSource undoes newMaskSource.

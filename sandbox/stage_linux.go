@@ -69,15 +69,17 @@ func (st *landlockState) initStage() error {
 	if !overlayFS() {
 		return errors.New("this kernel has no overlayfs")
 	}
-	dir, err := os.MkdirTemp("", "rein-stage-")
+	dir, lock, err := makeHeld("stage")
 	if err != nil {
 		return fmt.Errorf("stage root: %w", err)
 	}
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil || within(real, st.workDir) || within(st.workDir, real) {
 		os.RemoveAll(dir)
+		lock.Close()
 		return fmt.Errorf("stage root %s cannot hold upper dirs for %s", dir, st.workDir)
 	}
+	st.locks = append(st.locks, lock)
 	st.stageRoot = real
 	st.attr.Cloneflags |= syscall.CLONE_NEWNS // the overlay is the sandbox's alone
 	return nil

@@ -1,0 +1,98 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The landlock executor's temp dirs (its commands' private temp dir, the
+// empty file it masks credentials with, the staged commands' upper dirs)
+// are removed by Close. A rein that is killed (SIGKILL, the OOM killer, a
+// crash) runs no Close, and its dirs stayed in the temp dir for good, with
+// whatever its last staged command wrote. Each such dir is now named
+// heldPrefix(kind) and held by its maker with a lock on the directory
+// (flock) for the maker's life; the kernel drops the lock when the maker
+// dies, however it dies. The next executor to start removes the dirs whose
+// lock it can take: their maker is gone. A lock, not a pid, so that a rein
+// in another pid namespace sharing the temp dir is never mistaken for a
+// dead one; dirs of a rein that predates the lock do not carry the mark
+// and are left alone.
+
+// heldKinds are the kinds of held dir.
+var heldKinds = []string{"sandbox", "mask", "stage"}
+
+// heldPrefix is the name prefix of a held dir of kind.
+func heldPrefix(kind string) string { return "rein-" + kind + "-h" }
+
+// sweepMinAge spares dirs made or changed this recently: a dir another
+// rein made a moment ago, not yet locked, is not swept from under it.
+const sweepMinAge = time.Minute
+
+// makeHeld makes a temp dir of kind and locks it; the caller keeps the
+// lock open until it has removed the dir.
+func makeHeld(kind string) (string, *os.File, error) {
+	dir, err := os.MkdirTemp("", heldPrefix(kind))
+	if err != nil {
+		return "", nil, err
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		os.Remove(dir)
+		return "", nil, err
+	}
+	return dir, lock, nil
+}
+
+// lockDir opens dir and takes its lock without waiting; it fails with
+// EWOULDBLOCK while another process holds it.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", dir, err)
+	}
+	return f, nil
+}
+
+// sweepHeld removes the held dirs of this user in the temp dir whose maker
+// is gone, and returns how many it removed.
+func sweepHeld() int {
+	n := 0
+	for _, kind := range heldKinds {
+		dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), heldPrefix(kind)+"*"))
+		for _, dir := range dirs {
+			fi, err := os.Lstat(dir)
+			if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < sweepMinAge {
+				continue
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Geteuid() {
+				continue
+			}
+			lock, err := lockDir(dir)
+			if err != nil {
+				continue // held: its maker lives
+			}
+			removeStageDir(dir)
+			lock.Close()
+			n++
+		}
+	}
+	return n
+}

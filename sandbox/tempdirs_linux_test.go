@@ -1,0 +1,120 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/internal/testenv"
+)
+
+// A killed rein's temp dirs are removed by the next executor that starts,
+// and nothing else is: not a live rein's (its lock held, here by another
+// process), not a dir made a moment ago, not a dir without the mark (an
+// older rein's, or anyone's).
+func TestSweepHeld(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	old := time.Now().Add(-2 * sweepMinAge)
+	mk := func(name string, age time.Time) string {
+		t.Helper()
+		dir := filepath.Join(tmp, name)
+		if err := os.MkdirAll(filepath.Join(dir, "cmd-1", "work", "work"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// overlayfs leaves its work dir without permissions
+		if err := os.Chmod(filepath.Join(dir, "cmd-1", "work", "work"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(dir, age, age); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	dead := []string{mk(heldPrefix("sandbox")+"1", old), mk(heldPrefix("stage")+"2", old), mk(heldPrefix("mask")+"3", old)}
+	fresh := mk(heldPrefix("stage")+"4", time.Now())
+	unmarked := mk("rein-stage-5", old)
+	live := mk(heldPrefix("sandbox")+"6", old)
+	// flock(1) holds the lock (-o: not its child), as a live rein would.
+	holder := exec.Command("flock", "-o", "-x", live, "sleep", "60")
+	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := holder.Start(); err != nil {
+		t.Fatalf("flock(1), from util-linux: %v", err)
+	}
+	stop := func() {
+		_ = syscall.Kill(-holder.Process.Pid, syscall.SIGKILL)
+		_ = holder.Wait()
+	}
+	t.Cleanup(stop)
+	for i := 0; ; i++ { // until the holder has the lock
+		l, err := lockDir(live)
+		if err != nil {
+			break
+		}
+		l.Close()
+		if i == 100 {
+			t.Fatal("flock(1) did not take the lock")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := sweepHeld(); n != len(dead) {
+		t.Errorf("swept %d dirs, want %d", n, len(dead))
+	}
+	for _, d := range dead {
+		if _, err := os.Lstat(d); err == nil {
+			t.Errorf("%s, left by a dead rein, is still there", d)
+		}
+	}
+	for _, d := range []string{fresh, unmarked, live} {
+		if _, err := os.Lstat(d); err != nil {
+			t.Errorf("%s was swept: %v", d, err)
+		}
+	}
+	// Its holder killed, the live one's lock is free: swept next time.
+	stop()
+	if err := os.Chtimes(live, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if n := sweepHeld(); n != 1 {
+		t.Errorf("after its holder died: swept %d, want 1", n)
+	}
+}
+
+// An executor's own dirs are held while it lives, so that a sweep by
+// another executor (another session) leaves them, and removed by Close.
+func TestHeldWhileOpen(t *testing.T) {
+	_, err := LandlockStatus()
+	testenv.Need(t, "landlock", err)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, ".env"), []byte("X=1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := &Landlock{WorkDir: work, Stage: true}
+	if _, err := l.Exec(t.Context(), Cmd{Script: "true", Dir: work, Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	made, _ := filepath.Glob(filepath.Join(tmp, "rein-*-h*"))
+	if len(made) != 3 {
+		t.Fatalf("held dirs %v, want the sandbox's, the mask's and the stage root", made)
+	}
+	old := time.Now().Add(-2 * sweepMinAge)
+	for _, d := range made {
+		_ = os.Chtimes(d, old, old)
+	}
+	if n := sweepHeld(); n != 0 {
+		t.Errorf("a live executor's dirs were swept: %d", n)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "rein-*")); len(left) != 0 {
+		t.Errorf("left after Close: %v", left)
+	}
+}
