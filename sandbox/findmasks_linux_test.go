@@ -3,11 +3,17 @@
 package sandbox
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/reinhq/rein/internal/testenv"
 )
 
 // plantTree makes dirs directories of files files each under work/a_deps
@@ -56,7 +62,7 @@ func TestFindMasksWholeTree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := findMasks(work, "")
+	m := findMasks(context.Background(), work, "")
 	for rel, kind := range late {
 		p := filepath.Join(work, rel)
 		var ok bool
@@ -86,7 +92,58 @@ func BenchmarkFindMasks(b *testing.B) {
 	n := plantTree(b, work, 2000, 10)
 	b.ResetTimer()
 	for b.Loop() {
-		findMasks(work, "")
+		findMasks(context.Background(), work, "")
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
+}
+
+// A build stopped by Close (its context ended) stops its walk and builds
+// nothing: no masks half found are ever used, no temp dir is left.
+func TestBuildStopped(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, ".env"), []byte("X=1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if m := findMasks(ctx, work, ""); !m.empty() {
+		t.Errorf("a stopped walk went on: %+v", m)
+	}
+	l := &Landlock{WorkDir: work}
+	set, err := l.settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := l.buildState(ctx, set)
+	if !errors.Is(err, ErrStart) || st != nil {
+		t.Fatalf("buildState on a stopped build: %v, %v", st, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) != 0 {
+		t.Errorf("left by a stopped build: %v", left)
+	}
+}
+
+// More masks than a helper can take refuse the executor with the reason,
+// before any command runs, instead of leaving some unmasked.
+func TestTooManyMasks(t *testing.T) {
+	_, err := LandlockStatus()
+	testenv.Need(t, "landlock", err)
+	work := t.TempDir()
+	for i := range maxMasks + 1 {
+		d := filepath.Join(work, fmt.Sprintf("d%05d", i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, ".env"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := &Landlock{WorkDir: work}
+	defer l.Close()
+	_, err = l.Exec(t.Context(), Cmd{Script: "cat d00000/.env; echo ran", Dir: work, Timeout: time.Minute})
+	if !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), "more than 5000") {
+		t.Fatalf("Exec: %v, want ErrStart saying how many masks", err)
+	}
 }

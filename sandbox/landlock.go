@@ -192,7 +192,8 @@ type Landlock struct {
 
 	// Hold, when set, holds back what Prepare and Warm start in the
 	// background (building the shared state, starting the zygote) until
-	// it is closed, or until a command, StageErr or Close needs the state.
+	// it is closed, or until a command or StageErr needs the state (Close
+	// stops a held build instead).
 	// rein closes it as the session's first model request goes out, so the
 	// setup costs the model's think time instead of the user's wait
 	// before that request. Nil: the work starts at once.

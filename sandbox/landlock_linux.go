@@ -109,21 +109,23 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 
 // Prepare makes sure the backend works here and starts building what
 // every command shares (the rulesets, the credential masks, the private
-// temp dir and, as root, the network namespace), so the check's work is
-// not thrown away (LandlockStatus builds a namespace only to close it).
+// temp dir), so that the check's work is not thrown away (LandlockStatus
+// builds a namespace only to close it).
 //
-// What can be refused by this machine or by the settings is checked before
-// Prepare returns: Landlock's ABI, user namespaces (not root) or seccomp
-// (root), the network policy, the work dir and the helper. The rest — the
-// walks of the work dir for credential files and of /etc for unreadable
-// ones, the rulesets, the namespace — is built in the background, once
-// Hold lets it, while the caller goes on to its first model request; the
-// first command, Warm and StageErr wait for it, and a failure there is the first command's error
-// (ErrStart), as it was before Prepare existed. The zygote still starts at
-// the first command unless Warm is called: started here, every idle
-// session of a server would keep a process of its own.
+// What this machine or the settings can refuse is checked before Prepare
+// returns: Landlock's ABI, user namespaces (not root) or seccomp and the
+// network namespace, with the egress proxy in it (root), the network
+// policy, the work dir and the helper. The rest — the walks of the work dir
+// for credential files and of /etc for unreadable ones, the rulesets, the
+// temp dirs — is built in the background, once Hold lets it, while the
+// caller goes on to its first model request; a command, Warm and StageErr
+// wait for it, and a failure there is the first command's error (ErrStart);
+// the next command builds again. Close stops a build in progress. The
+// zygote still starts at the first command unless Warm is called: started
+// here, every idle session of a server would keep a process of its own.
 func (l *Landlock) Prepare(ctx context.Context) error {
-	if os.Geteuid() != 0 {
+	root := os.Geteuid() == 0
+	if !root {
 		// Not root: each command gets a user namespace; probe that one can
 		// be made (the state below builds none).
 		if _, err := LandlockStatus(); err != nil {
@@ -136,44 +138,33 @@ func (l *Landlock) Prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if root {
+		// The executor's network namespace, and the proxy in it, are made
+		// now: a machine that refuses them refuses the backend here, where
+		// --sandbox auto can still choose another.
+		if err := set.network(l.Egress); err != nil {
+			return err
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
-		return fmt.Errorf("%w: the landlock executor is closed", ErrStart)
-	}
-	if l.state != nil || l.building != nil {
+	if l.closed || l.state != nil || l.building != nil {
+		set.release()
+		if l.closed {
+			return fmt.Errorf("%w: the landlock executor is closed", ErrStart)
+		}
 		return nil
 	}
-	b := &stateBuild{done: make(chan struct{}), now: make(chan struct{})}
-	l.building = b
-	l.inflight.Add(1) // Close waits for the build
-	go func() {
-		defer l.inflight.Done()
-		defer close(b.done)
-		select {
-		case <-l.Hold: // nil: never, and b.now decides
-		case <-b.now:
-		}
-		l.mu.Lock()
-		closed := l.closed
-		l.mu.Unlock()
-		if closed {
-			b.err = fmt.Errorf("%w: the landlock executor is closed", ErrStart)
-			return
-		}
-		b.st, b.err = l.buildState(set)
-	}()
-	if l.Hold == nil {
-		b.need()
-	}
+	l.startBuild(set, l.Hold)
 	return nil
 }
 
-// stateBuild is a build of the executor's shared state, started by Prepare.
+// stateBuild is a build of the executor's shared state in the background.
 type stateBuild struct {
 	now     chan struct{} // closed when the state is needed: build now
 	nowOnce sync.Once
-	done    chan struct{} // closed when st or err is set
+	stop    context.CancelFunc // Close: stop the walks, build nothing
+	done    chan struct{}      // closed when st or err is set
 	st      *landlockState
 	err     error
 }
@@ -181,10 +172,38 @@ type stateBuild struct {
 // need starts the build if Hold still holds it back.
 func (b *stateBuild) need() { b.nowOnce.Do(func() { close(b.now) }) }
 
-// built returns the executor's state once Prepare's build (if any) has
-// ended, nil if there is none yet; a failed build's error is returned
-// once, to the first caller, and the next setup builds again. Close
-// releases a build nobody took. Called without l.mu.
+// startBuild starts building the state for set in the background, once
+// hold is closed (nil: at once) or a caller needs it. Called with l.mu
+// held, with neither a state nor a build; set's namespace and proxy, if
+// any, are the build's from here on.
+func (l *Landlock) startBuild(set landlockSettings, hold <-chan struct{}) {
+	ctx, stop := context.WithCancel(context.Background())
+	b := &stateBuild{done: make(chan struct{}), now: make(chan struct{}), stop: stop}
+	l.building = b
+	l.inflight.Add(1) // Close waits for the build
+	go func() {
+		defer l.inflight.Done()
+		defer close(b.done)
+		defer stop()
+		select {
+		case <-hold: // nil: never, and b.now decides
+		case <-b.now:
+		}
+		if ctx.Err() != nil {
+			set.release()
+			b.err = fmt.Errorf("%w: the landlock executor is closed", ErrStart)
+			return
+		}
+		b.st, b.err = l.buildState(ctx, set)
+	}()
+	if hold == nil {
+		b.need()
+	}
+}
+
+// built waits for the build in progress, if any, and returns the
+// executor's state, nil if there is none; a failed build's error is
+// returned once, to the first caller. Called without l.mu.
 func (l *Landlock) built() (*landlockState, error) {
 	l.mu.Lock()
 	b := l.building
@@ -200,7 +219,11 @@ func (l *Landlock) built() (*landlockState, error) {
 		if b.err != nil {
 			return nil, b.err
 		}
-		l.state = b.st
+		if l.state != nil { // cannot happen: a build starts only without a state
+			_ = b.st.release()
+		} else {
+			l.state = b.st
+		}
 	}
 	return l.state, nil
 }
@@ -347,7 +370,8 @@ func (l *Landlock) Close() error {
 	}
 	l.mu.Unlock()
 	if b != nil {
-		b.need() // it sees l.closed and builds nothing
+		b.stop() // the walks stop; nothing is built
+		b.need()
 	}
 	l.inflight.Wait()
 	var errs []error
@@ -360,36 +384,68 @@ func (l *Landlock) Close() error {
 	return errors.Join(errs...)
 }
 
-// setup checks the settings and prepares the sandbox once, or takes what
-// Prepare built. On success the caller is counted in l.inflight and must
-// call l.inflight.Done.
+// setup returns the executor's state, building it (or waiting for the
+// build Prepare started) at the first call. On success the caller is
+// counted in l.inflight and must call l.inflight.Done.
 func (l *Landlock) setup() (*landlockState, error) {
-	if _, err := l.built(); err != nil {
-		return nil, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return nil, fmt.Errorf("%w: the landlock executor is closed", ErrStart)
-	}
-	if l.state == nil {
-		set, err := l.settings()
-		if err != nil {
+	for {
+		if _, err := l.built(); err != nil {
 			return nil, err
 		}
-		st, err := l.buildState(set)
-		if err != nil {
-			return nil, err
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			return nil, fmt.Errorf("%w: the landlock executor is closed", ErrStart)
 		}
-		l.state = st
+		if st := l.state; st != nil {
+			l.inflight.Add(1)
+			l.mu.Unlock()
+			return st, nil
+		}
+		if l.building == nil {
+			set, err := l.settings()
+			if err != nil {
+				l.mu.Unlock()
+				return nil, err
+			}
+			l.startBuild(set, nil) // built() waits for it, l.mu free: Close can stop it
+		}
+		l.mu.Unlock()
 	}
-	l.inflight.Add(1)
-	return l.state, nil
 }
 
-// landlockSettings is what settings checked, for build.
+// landlockSettings is what settings checked, for buildState, and as
+// root what Prepare made early: the network namespace and the proxy in it.
 type landlockSettings struct {
 	net, work, helper, netns string
+	netnsF                   *os.File
+	egress                   *egressState
+}
+
+// network makes the executor's network namespace (root) and, under
+// NetProxy, starts the egress proxy in it.
+func (set *landlockSettings) network(srv EgressServer) error {
+	f, err := newNetns()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	set.netnsF = f
+	if set.net == NetProxy {
+		if set.egress, err = startEgress(f, srv); err != nil {
+			set.release()
+			return fmt.Errorf("%w: %w", ErrStart, err)
+		}
+	}
+	return nil
+}
+
+// release undoes network, for settings no state took.
+func (set *landlockSettings) release() {
+	_ = set.egress.stop()
+	if set.netnsF != nil {
+		_ = set.netnsF.Close()
+	}
+	set.egress, set.netnsF = nil, nil
 }
 
 // settings checks what the caller and this machine decide, cheaply: the
@@ -447,9 +503,11 @@ func (l *Landlock) settings() (landlockSettings, error) {
 	return landlockSettings{net: net, work: work, helper: helper, netns: netns}, nil
 }
 
-// buildState builds what every command shares, for settings set.
-func (l *Landlock) buildState(set landlockSettings) (*landlockState, error) {
-	st := &landlockState{helper: set.helper, workDir: set.work, netns: set.netns, net: set.net, cgroups: findPidsCgroup()}
+// buildState builds what every command shares, for settings set; it
+// stops, and builds nothing, when ctx ends.
+func (l *Landlock) buildState(ctx context.Context, set landlockSettings) (*landlockState, error) {
+	st := &landlockState{helper: set.helper, workDir: set.work, netns: set.netns, net: set.net, cgroups: findPidsCgroup(),
+		netnsF: set.netnsF, egress: set.egress} // from here on, st.release releases them
 	if st.cgroups != "" {
 		sweepCgroups(st.cgroups)
 		if l.memory() > 0 {
@@ -460,13 +518,21 @@ func (l *Landlock) buildState(set landlockSettings) (*landlockState, error) {
 	}
 	sweepHeld() // what killed reins left
 	home, _ := os.UserHomeDir()
-	st.masks = findMasks(st.workDir, home)
+	st.masks = findMasks(ctx, st.workDir, home)
+	if ctx.Err() != nil { // the walk stopped short: these masks are not all
+		_ = st.release()
+		return nil, fmt.Errorf("%w: the landlock executor is closed", ErrStart)
+	}
+	if n := st.masks.count(); n > maxMasks {
+		_ = st.release()
+		return nil, fmt.Errorf("%w: the work dir has %d credential files and protected paths to mask, more than %d; use a smaller --workdir", ErrStart, n, maxMasks)
+	}
 	st.stage = l.Stage && !l.PerCommand
 	if err := st.build(os.Geteuid() == 0); err != nil {
 		_ = st.release()
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
 	}
-	if st.net == NetProxy {
+	if st.net == NetProxy && st.egress == nil {
 		var err error
 		if st.egress, err = startEgress(st.netnsF, l.Egress); err != nil {
 			_ = st.release()
@@ -480,7 +546,7 @@ func (l *Landlock) buildState(set landlockSettings) (*landlockState, error) {
 // temp dir, the Landlock ruleset and, as root, the network namespace.
 func (st *landlockState) build(root bool) error {
 	st.attr = namespaceAttr(root)
-	if root {
+	if root && st.netnsF == nil {
 		f, err := newNetns()
 		if err != nil {
 			return err

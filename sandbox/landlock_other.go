@@ -12,6 +12,8 @@ import (
 
 type landlockState struct{}
 
+type stateBuild struct{}
+
 // Exec returns ErrUnsupported: Landlock is Linux's.
 func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 	return Result{}, fmt.Errorf("%w: the landlock executor runs on Linux, not %s", ErrUnsupported, runtime.GOOS)

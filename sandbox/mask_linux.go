@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -20,7 +21,15 @@ type masks struct {
 	ro          []string
 }
 
-func (m masks) empty() bool { return len(m.files) == 0 && len(m.dirs) == 0 && len(m.ro) == 0 }
+func (m masks) empty() bool { return m.count() == 0 }
+
+func (m masks) count() int { return len(m.files) + len(m.dirs) + len(m.ro) }
+
+// maxMasks bounds the masks a landlock executor applies (each is a mount
+// in the helper's namespace and two arguments of its command line): past
+// it, the executor does not start rather than leave a credential file
+// unmasked or fail every command with an argument list too long.
+const maxMasks = 5000
 
 // gitCode are the parts of a repository whose content makes git run code
 // or load settings later; the rest of .git (objects, refs, the index) is
@@ -32,7 +41,8 @@ var gitCode = []string{"config", "hooks", "info", "modules", "commondir", "confi
 // *.pem, id_*, .netrc, cloud CLI directories, …), with a symlink so named
 // followed to its target when that lies in work, and the credential places
 // under home that exist. .git is not walked.
-func findMasks(work, home string) masks {
+// It stops early, with what it found so far, when ctx ends.
+func findMasks(ctx context.Context, work, home string) masks {
 	var m masks
 	protected := protect.Default()
 	add := func(p string, dir bool) {
@@ -48,6 +58,9 @@ func findMasks(work, home string) masks {
 	// credentials past it readable. The walk runs while the model thinks
 	// about its first turn (Landlock.Hold).
 	_ = filepath.WalkDir(work, func(p string, d fs.DirEntry, err error) error {
+		if ctx.Err() != nil {
+			return filepath.SkipAll
+		}
 		if err != nil || p == work {
 			return nil
 		}

@@ -1,5 +1,7 @@
 package sandbox
 
+import "context"
+
 // Masks are what a sandbox hides from commands, or lets them read but not
 // write: Files and Dirs hold credentials (secret.CredentialFile) and are
 // covered by an empty file or directory; ReadOnly are protected paths
@@ -14,6 +16,6 @@ type Masks struct {
 // that exist and lie outside the work dir. Another backend (docker) uses
 // it so that both hide the same things.
 func FindMasks(work, home string) Masks {
-	m := findMasks(work, home)
+	m := findMasks(context.Background(), work, home)
 	return Masks{Files: m.files, Dirs: m.dirs, ReadOnly: m.ro}
 }

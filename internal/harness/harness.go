@@ -198,8 +198,10 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if slices.Contains(spec.Policy.Allowed, "run_bash") {
 		// The sandbox's setup waits for the first model request and then
 		// costs the model's think time, not the wait before that request.
-		hold := make(chan struct{})
-		spec.Sandbox.Hold, spec.Model = hold, releaseAtFirstCall(spec.Model, hold)
+		if spec.Model != nil { // nil: agent.New says so
+			hold := make(chan struct{})
+			spec.Sandbox.Hold, spec.Model = hold, releaseAtFirstCall(spec.Model, hold)
+		}
 		ex, b, closer, err := OpenExecutor(ctx, spec.Sandbox, workdir, id)
 		if err != nil {
 			return nil, err
