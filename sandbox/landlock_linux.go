@@ -668,32 +668,29 @@ func namespaceAttr(root bool) syscall.SysProcAttr {
 	return attr
 }
 
-// newNetns makes a network namespace (with only a loopback, down) and
-// returns it open; the open file keeps it alive. A short-lived child makes
-// it, so that no thread of rein ever leaves rein's own namespace.
+// newNetns makes a new network namespace and returns it open. A thread of
+// its own unshares into it, opens it and is thrown away (never unlocked,
+// so the Go runtime ends it): no thread that runs anything else of rein
+// ever leaves rein's namespace, and no process is started for it.
 func newNetns() (*os.File, error) {
-	child := exec.Command(shellOr(""), "-c", "read _ || :")
-	child.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
-	child.Env = []string{}
-	in, err := child.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("new network namespace: %w", err)
+	type result struct {
+		f   *os.File
+		err error
 	}
-	if err := child.Start(); err != nil {
-		return nil, fmt.Errorf("new network namespace: %w", err)
-	}
-	f, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", child.Process.Pid))
-	in.Close() // the child reads EOF and exits
-	if werr := child.Wait(); err == nil && werr != nil {
-		err = werr
-	}
-	if err != nil {
-		if f != nil {
-			f.Close()
+	ch := make(chan result, 1)
+	onOwnThread(func() {
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			ch <- result{nil, fmt.Errorf("new network namespace: %w", err)}
+			return
 		}
-		return nil, fmt.Errorf("new network namespace: %w", err)
-	}
-	return f, nil
+		f, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
+		if err != nil {
+			err = fmt.Errorf("new network namespace: %w", err)
+		}
+		ch <- result{f, err}
+	})
+	r := <-ch
+	return r.f, r.err
 }
 
 // netnsID identifies the network namespace at path as "dev:ino".
