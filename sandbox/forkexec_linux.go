@@ -137,16 +137,19 @@ func startConfined(path string, argv, env []string, dir string, std [3]int, rule
 //go:nosplit
 func forkConfined(c *confinedExec) (pid uintptr, err1 syscall.Errno) {
 	runtimeBeforeFork()
-	if runtime.GOARCH == "s390x" {
-		pid, _, err1 = syscall.RawSyscall6(unix.SYS_CLONE, 0, uintptr(syscall.SIGCHLD), 0, 0, 0, 0)
-	} else {
-		pid, _, err1 = syscall.RawSyscall6(unix.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
-	}
+	// Called directly, so that nothing of ours lies between this frame and
+	// the stub's: with vforkFlags the child runs on this stack first.
+	pid, err1 = rawVfork(vforkFlags)
 	if err1 != 0 || pid != 0 {
+		// The parent, resumed once the child has exec'd or exited. It
+		// returns at once and touches nothing the child may have written
+		// but pid and err1, set after the child was gone.
 		runtimeAfterFork()
 		return pid, err1
 	}
-	// The child: one thread, a copy of the zygote's memory. Raw calls only.
+	// The child: one thread, on the zygote's memory and this thread's stack
+	// (vforkFlags) until its exec, or on a copy (a plain fork). Raw calls
+	// only; nothing it writes may matter to the parent.
 	runtimeAfterForkInChild()
 	if _, _, err1 = syscall.RawSyscall(unix.SYS_SETSID, 0, 0, 0); err1 != 0 {
 		goto fail
