@@ -131,14 +131,20 @@ func startConfined(path string, argv, env []string, dir string, std [3]int, rule
 }
 
 // forkConfined forks; the child sets itself up as startConfined says and
-// execs, or writes its errno on the pipe and exits 127.
+// execs, or writes its errno on the pipe and exits 127. Never inlined: the
+// child must run in a frame of its own, which the parent leaves at once,
+// not in its caller's, whose locals the parent reads afterwards.
 //
+//go:noinline
 //go:norace
 //go:nosplit
 func forkConfined(c *confinedExec) (pid uintptr, err1 syscall.Errno) {
 	runtimeBeforeFork()
 	// Called directly, so that nothing of ours lies between this frame and
-	// the stub's: with vforkFlags the child runs on this stack first.
+	// the stub's: with vforkFlags the child runs on this stack first. The
+	// thread keeps its P until the child execs (as os/exec's vfork does):
+	// a slow exec (a cold binary on a slow file system) delays this
+	// zygote's garbage collections for that long.
 	pid, err1 = rawVfork(vforkFlags)
 	if err1 != 0 || pid != 0 {
 		// The parent, resumed once the child has exec'd or exited. It
