@@ -145,43 +145,37 @@ func TestHold(t *testing.T) {
 			t.Errorf("the credential file was readable on a held executor's first command:\n%s", res.Stdout)
 		}
 	})
-	t.Run("held then closed: nothing built", func(t *testing.T) {
-		tmp := t.TempDir()
-		t.Setenv("TMPDIR", tmp)
-		l, _ := newLandlock(t, &sandbox.Landlock{Hold: make(chan struct{})})
-		if err := l.Prepare(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		if n := rsTemps(t, tmp); n != 0 {
-			t.Errorf("%d private temp dirs before Hold was released", n)
-		}
-		if err := l.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if n := rsTemps(t, tmp); n != 0 {
-			t.Errorf("%d private temp dirs left after Close", n)
-		}
-	})
-	t.Run("released: built without a command", func(t *testing.T) {
-		tmp := t.TempDir()
-		t.Setenv("TMPDIR", tmp)
-		hold := make(chan struct{})
-		l, _ := newLandlock(t, &sandbox.Landlock{Hold: hold, Stage: true})
-		if err := l.Prepare(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		close(hold)
-		_ = l.StageErr() // waits for the build
-		if n := rsTemps(t, tmp); n != 1 {
-			t.Errorf("%d private temp dirs once released, want 1", n)
-		}
-		if err := l.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if n := rsTemps(t, tmp); n != 0 {
-			t.Errorf("%d private temp dirs left after Close", n)
-		}
-	})
+	for _, c := range []struct {
+		name    string
+		release bool
+		built   int // private temp dirs before Close
+	}{
+		{"held then closed: nothing built", false, 0},
+		{"released: built without a command", true, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			hold := make(chan struct{})
+			l, _ := newLandlock(t, &sandbox.Landlock{Hold: hold, Stage: true})
+			if err := l.Prepare(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if c.release {
+				close(hold)
+				_ = l.StageErr() // waits for the build
+			}
+			if n := rsTemps(t, tmp); n != c.built {
+				t.Errorf("%d private temp dirs before Close, want %d", n, c.built)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if n := rsTemps(t, tmp); n != 0 {
+				t.Errorf("%d private temp dirs left after Close", n)
+			}
+		})
+	}
 	t.Run("a failed setup is the first command's error", func(t *testing.T) {
 		missing := filepath.Join(t.TempDir(), "not-yet")
 		t.Setenv("TMPDIR", missing)
