@@ -2,11 +2,13 @@ package harness_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/approve"
+	"github.com/reinhq/rein/egress"
 	"github.com/reinhq/rein/gate/permission"
 	"github.com/reinhq/rein/internal/harness"
 	"github.com/reinhq/rein/secret"
@@ -83,5 +85,36 @@ func TestConversationGoalGrows(t *testing.T) {
 	reqs := rec.Requests()
 	if len(reqs) != 1 || reqs[0].Gate != "drift" || !strings.Contains(string(reqs[0].Args), "a.sh") {
 		t.Fatalf("asked %+v; want one drift question, about a.sh", reqs)
+	}
+}
+
+// A connection that ends only as the session ends (a proxy that records
+// it when its MCP servers are stopped) is in the session's audit log: the
+// session drains its egress logs before it closes the log. Control: the
+// same record written after the session is lost, as any write to a closed
+// log is.
+func TestEgressDrainedBeforeLogCloses(t *testing.T) {
+	t.Parallel()
+	elog := &harness.EgressLog{Who: "(mcp servers)"}
+	late := egress.Conn{Proto: "connect", Host: "drained.example", Port: 443, Allowed: true, Reason: "ended at the session's end"}
+	elog.Drain = func() { elog.Record(late) }
+	out, err := harness.Run(t.Context(), harness.Spec{
+		Task: "say done", Model: model(t, `{"turns":[{"text":"done"}]}`), WorkDir: t.TempDir(), NoRollback: true, AuditDir: t.TempDir(),
+		Policy: harness.Policy{Allowed: []string{"calc"}, Mode: permission.Default},
+		Egress: []*harness.EgressLog{elog},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	elog.Record(egress.Conn{Proto: "connect", Host: "after.example", Port: 443})
+	b, err := os.ReadFile(out.Audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"host":"drained.example"`) {
+		t.Errorf("the connection that ended at the session's end is not in the log:\n%s", b)
+	}
+	if strings.Contains(string(b), "after.example") {
+		t.Errorf("a record written after the session reached its closed log")
 	}
 }
