@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/gate/cmdline"
 	"github.com/reinhq/rein/sandbox"
 )
 
 // BenchmarkExec runs `true` back to back: bare (exec.Command, no shell),
-// bare through bash, with Local, with Landlock (through its zygote), with
+// bare through bash, with Local, with Landlock (through its zygote; exec'd
+// directly as rein runs a simple command, and through bash), with
 // Landlock's helper per command (PerCommand, the path before the zygote),
 // and with bubblewrap as codex runs it, to price the sandbox:
 //
@@ -54,6 +56,13 @@ func benchBackends(b *testing.B, gap time.Duration) {
 		benchExec(b, gap, &sandbox.Local{Helper: os.Args[0]}, b.TempDir())
 	})
 	b.Run("backend=landlock", func(b *testing.B) {
+		// As rein runs it: a simple command such as `true` is exec'd
+		// without the shell (Simple).
+		l, work := newLandlock(b, &sandbox.Landlock{Simple: cmdline.Simple})
+		benchExec(b, gap, l, work)
+	})
+	b.Run("backend=landlock-shell", func(b *testing.B) {
+		// Every command through bash, as one that needs the shell runs.
 		l, work := newLandlock(b, &sandbox.Landlock{})
 		benchExec(b, gap, l, work)
 	})

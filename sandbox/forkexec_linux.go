@@ -127,7 +127,7 @@ func startConfined(path string, argv, env []string, dir string, std [3]int, rule
 	if n != len(buf) {
 		return 0, errors.New("the command's child died before it could exec")
 	}
-	return 0, childErr
+	return 0, fmt.Errorf("%w (%w)", execFailed("the confined child could not run the program"), childErr)
 }
 
 // forkConfined forks; the child sets itself up as startConfined says and

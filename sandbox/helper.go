@@ -60,6 +60,17 @@ type helperConfig struct {
 	stageFD              int
 	stageWork, stageRoot string
 	argv                 []string
+	// path is the program exec'd when it is not argv[0] (a direct
+	// command's argv[0] is its name as written); "": argv[0].
+	path string
+}
+
+// program is the path the helper execs.
+func (cfg helperConfig) program() string {
+	if cfg.path != "" {
+		return cfg.path
+	}
+	return cfg.argv[0]
 }
 
 // Status bytes the helper writes on its status pipe: statusReady once
@@ -85,7 +96,8 @@ const (
 //	-nproc N, -fsize N         RLIMIT_NPROC and RLIMIT_FSIZE
 //	-status-fd N               where to report readiness or failure
 //	-keep-fd N                 a descriptor the program keeps (repeatable)
-//	-- PROGRAM ARG...          what to exec; PROGRAM is absolute
+//	-path PATH                 the program to exec when ARG0 is not it (relative: to the working directory)
+//	-- ARG0 ARG...             what to exec; ARG0 is the absolute program unless -path
 func parseHelperArgs(args []string) (helperConfig, error) {
 	cfg := helperConfig{statusFD: -1, netnsFD: -1, rulesetFD: -1, stageFD: -1}
 	fs := flag.NewFlagSet(HelperArg, flag.ContinueOnError)
@@ -121,6 +133,7 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fs.Int64Var(&cfg.nproc, "nproc", 0, "RLIMIT_NPROC")
 	fs.Int64Var(&cfg.fsize, "fsize", 0, "RLIMIT_FSIZE")
 	fs.IntVar(&cfg.statusFD, "status-fd", -1, "status pipe")
+	fs.StringVar(&cfg.path, "path", "", "the program to exec")
 	fs.IntVar(&cfg.stageFD, "stage-fd", -1, "socket for the stager")
 	fs.StringVar(&cfg.stageWork, "stage-work", "", "work dir the stager mounts over")
 	fs.StringVar(&cfg.stageRoot, "stage-root", "", "where the stager's upper dirs are")
@@ -157,8 +170,8 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 		return cfg, errors.New("both a ruleset and grants")
 	case len(cfg.argv) == 0:
 		return cfg, errors.New("no program to run")
-	case !filepath.IsAbs(cfg.argv[0]):
-		return cfg, fmt.Errorf("program %q is not an absolute path", cfg.argv[0])
+	case !filepath.IsAbs(cfg.program()) && cfg.path == "":
+		return cfg, fmt.Errorf("program %q is not an absolute path (or -path)", cfg.program())
 	}
 	return cfg, nil
 }
@@ -234,6 +247,9 @@ func helperArgs(cfg helperConfig) []string {
 	for _, fd := range cfg.keepFDs {
 		a = append(a, "-keep-fd", strconv.Itoa(fd))
 	}
+	if cfg.path != "" {
+		a = append(a, "-path", cfg.path)
+	}
 	a = append(a, "--")
 	return append(a, cfg.argv...)
 }
@@ -249,7 +265,9 @@ func helperStatus(status []byte, helper string, res Result) error {
 	case len(status) > 0 && status[0] == statusFailed:
 		return fmt.Errorf("%w: sandbox: %s", ErrStart, status[1:])
 	case len(status) > 1 && status[0] == statusReady && status[1] == statusFailed:
-		return fmt.Errorf("%w: sandbox: %s", ErrStart, status[2:])
+		// Every restriction was in force and the exec failed: nothing of
+		// the program ran.
+		return fmt.Errorf("%w: sandbox: %w", ErrStart, execFailed(status[2:]))
 	case res.TimedOut:
 		return fmt.Errorf("%w: sandbox helper %s did not start the command before the timeout", ErrStart, helper)
 	}

@@ -85,12 +85,12 @@ func HelperMain(args []string) int {
 			return helperFail(nil, 126, fmt.Errorf("status: %w", err))
 		}
 	}
-	err = syscall.Exec(cfg.argv[0], cfg.argv, env)
+	err = syscall.Exec(cfg.program(), cfg.argv, env)
 	code := 126
 	if errors.Is(err, syscall.ENOENT) {
 		code = 127
 	}
-	return helperFail(status, code, fmt.Errorf("exec %s (Landlock ABI %d): %w", cfg.argv[0], abi, err))
+	return helperFail(status, code, fmt.Errorf("exec %s (Landlock ABI %d): %w", cfg.program(), abi, err))
 }
 
 // closeOnExec marks every descriptor above stderr close-on-exec, so the

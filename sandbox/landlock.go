@@ -190,6 +190,16 @@ type Landlock struct {
 	// Stage, and StageErr says why. Not with PerCommand.
 	Stage bool
 
+	// Simple, when set, says which scripts are one simple command of
+	// literal words (gate/cmdline.Simple). With bash as the shell, such a
+	// command runs without it: its program is exec'd directly, with the
+	// environment bash would give it, as `bash -c` itself would exec it,
+	// less the shell's start (a millisecond or more a command). A program
+	// that cannot be exec'd in the sandbox runs again through the shell,
+	// which says why as it always has. Nil: every script goes through the
+	// shell.
+	Simple func(script string) ([]string, bool)
+
 	// Hold, when set, holds back what Prepare and Warm start in the
 	// background (building the shared state, starting the zygote) until
 	// it is closed, or until a command or StageErr needs the state (Close

@@ -83,13 +83,29 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 	if !filepath.IsAbs(shellOr(l.Shell)) {
 		return Result{}, fmt.Errorf("%w: shell %q is not an absolute path", ErrStart, l.Shell)
 	}
-	if l.PerCommand {
-		return l.execHelper(ctx, c, st)
-	}
-	req := runRequest{
+	shell := runRequest{
 		dir:  c.Dir,
+		path: shellOr(l.Shell),
 		argv: []string{shellOr(l.Shell), "-c", c.Script},
 		env:  st.commandEnv(c.Env),
+	}
+	if argv, env := l.direct(c.Script, shell.env, c.Dir, dir); argv != nil {
+		res, err := l.run(ctx, c, st, runRequest{dir: c.Dir, path: argv[0], argv: argv[1:], env: env})
+		if !errors.Is(err, errExecFailed) {
+			return res, err
+		}
+		// Not runnable in the sandbox after all (a directory Landlock
+		// does not let it execute from, a missing interpreter): the shell
+		// runs it and says why, as it would have.
+	}
+	return l.run(ctx, c, st, shell)
+}
+
+// run runs req for c: through a helper of its own (PerCommand), staged,
+// or through the zygote.
+func (l *Landlock) run(ctx context.Context, c Cmd, st *landlockState, req runRequest) (Result, error) {
+	if l.PerCommand {
+		return l.execHelper(ctx, c, st, req)
 	}
 	if st.stageRoot != "" && !st.stageOff.Load() {
 		return l.execStaged(ctx, c, st, req)
@@ -181,23 +197,24 @@ func (st *landlockState) zygoteFor(ctx context.Context, l *Landlock) (*zygote, e
 	return z, nil
 }
 
-// execHelper runs c the way every command ran before the zygote: through a
-// helper of its own (Landlock.PerCommand).
-func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState) (res Result, err error) {
+// execHelper runs req for c the way every command ran before the zygote:
+// through a helper of its own (Landlock.PerCommand).
+func (l *Landlock) execHelper(ctx context.Context, c Cmd, st *landlockState, req runRequest) (res Result, err error) {
 	cfg := helperConfig{
 		statusFD:  3,
 		net:       st.net,
 		netns:     st.netns,
 		nproc:     int64(l.maxProcs()),
 		fsize:     l.maxFileSize(),
-		argv:      []string{shellOr(l.Shell), "-c", c.Script},
+		argv:      req.argv,
+		path:      req.path,
 		maskFiles: st.masks.files,
 		maskDirs:  st.masks.dirs,
 		ro:        st.masks.ro,
 		maskSrc:   st.maskSrc,
 	}
 	spec := &spawnSpec{
-		env:       encodeEnv(st.commandEnv(c.Env)),
+		env:       encodeEnv(req.env),
 		maxOutput: l.MaxOutput,
 		grace:     graceOr(l.Grace),
 		attr:      st.attr,

@@ -29,6 +29,7 @@ const (
 	frameReady   frameType = 'Y' // the zygote serves (id 0)
 	frameStarted frameType = 'S' // the command runs: body uint32 pid
 	frameFailed  frameType = 'F' // the command did not start: body a message
+	frameNoExec  frameType = 'X' // the confined child could not exec the program (nothing of it ran): body a message
 	frameDone    frameType = 'D' // the command ended and was reaped: body uint32 wait status
 )
 
@@ -87,7 +88,8 @@ func (b *frameBuf) next() (f frame, ok bool, err error) {
 // runRequest is the body of a run frame.
 type runRequest struct {
 	dir  string
-	argv []string // argv[0] is the program's absolute path
+	path string   // the program's path: absolute, or relative to dir as a direct command wrote it
+	argv []string // argv[0]: the path, or a direct command's name as written
 	env  []string
 }
 
@@ -106,6 +108,7 @@ func appendStrings(dst []byte, ss []string) []byte {
 
 func (r runRequest) encode() []byte {
 	b := appendString(nil, r.dir)
+	b = appendString(b, r.path)
 	b = appendStrings(b, r.argv)
 	return appendStrings(b, r.env)
 }
@@ -159,14 +162,16 @@ func (r *bodyReader) strings() []string {
 // request without a program, or whose program or directory is not absolute.
 func decodeRunRequest(b []byte) (runRequest, error) {
 	r := &bodyReader{b: b}
-	req := runRequest{dir: r.string(), argv: r.strings(), env: r.strings()}
+	req := runRequest{dir: r.string(), path: r.string(), argv: r.strings(), env: r.strings()}
 	switch {
 	case r.err != nil:
 		return req, r.err
 	case len(r.b) != 0:
 		return req, errShortBody
-	case len(req.argv) == 0 || len(req.argv[0]) == 0 || req.argv[0][0] != '/':
-		return req, errors.New("zygote protocol: the program is not an absolute path")
+	case len(req.path) == 0:
+		return req, errors.New("zygote protocol: no program path")
+	case len(req.argv) == 0:
+		return req, errors.New("zygote protocol: no argv")
 	case len(req.dir) == 0 || req.dir[0] != '/':
 		return req, errors.New("zygote protocol: the directory is not absolute")
 	}

@@ -35,7 +35,7 @@ func readAnswer(r *os.File, fb *frameBuf, id uint64) (frameType, zreply, error) 
 				pid, err := bodyUint32(f.body)
 				rep.pid = int(pid)
 				return f.typ, rep, err
-			case frameFailed:
+			case frameFailed, frameNoExec:
 				rep.err = string(f.body)
 				return f.typ, rep, nil
 			case frameDone:
@@ -151,6 +151,8 @@ func (z *zygote) start(ctx context.Context, timeout time.Duration, id uint64, re
 		return 0, fmt.Errorf("%w: sandbox: the zygote: %w", ErrStart, err)
 	case typ == frameFailed:
 		return 0, fmt.Errorf("%w: %s", ErrStart, r.err)
+	case typ == frameNoExec:
+		return 0, fmt.Errorf("%w: %w", ErrStart, execFailed(r.err))
 	}
 	return r.pid, nil
 }

@@ -334,7 +334,11 @@ func (s *zygoteServer) run(id uint64, req runRequest, std [runFDs]int) {
 	pid, err := s.start(req, std)
 	closeFDs(std[:3])
 	if err != nil {
-		_ = answer(frameFailed, []byte(err.Error()))
+		typ := frameFailed
+		if errors.Is(err, errExecFailed) {
+			typ = frameNoExec
+		}
+		_ = answer(typ, []byte(err.Error()))
 		return
 	}
 	c := &zchild{pid: pid}
@@ -371,9 +375,9 @@ func (s *zygoteServer) start(req runRequest, std [runFDs]int) (int, error) {
 			return 0, err
 		}
 	}
-	pid, err := startConfined(req.argv[0], req.argv, req.env, req.dir, [3]int{std[0], std[1], std[2]}, s.ruleset)
+	pid, err := startConfined(req.path, req.argv, req.env, req.dir, [3]int{std[0], std[1], std[2]}, s.ruleset)
 	if err != nil {
-		return 0, fmt.Errorf("sandbox: starting %s in %s: %w", req.argv[0], req.dir, err)
+		return 0, fmt.Errorf("sandbox: starting %s in %s: %w", req.path, req.dir, err)
 	}
 	return pid, nil
 }

@@ -10,9 +10,10 @@ import (
 func TestRunRequestRoundTrip(t *testing.T) {
 	t.Parallel()
 	for _, req := range []runRequest{
-		{dir: "/w", argv: []string{"/bin/sh", "-c", "true"}, env: []string{}},
-		{dir: "/w/sub dir", argv: []string{"/bin/bash", "-c", "printf '\xff\xfe not UTF-8'\n\x00after NUL"}, env: []string{"A=1", "EMPTY=", "é=ü"}},
-		{dir: "/", argv: []string{"/x"}, env: []string{strings.Repeat("K", 200<<10) + "=big"}},
+		{dir: "/w", path: "/bin/sh", argv: []string{"/bin/sh", "-c", "true"}, env: []string{}},
+		{dir: "/w", path: "/usr/bin/ls", argv: []string{"ls", "-la"}, env: []string{}},
+		{dir: "/w/sub dir", path: "/bin/bash", argv: []string{"/bin/bash", "-c", "printf '\xff\xfe not UTF-8'\n\x00after NUL"}, env: []string{"A=1", "EMPTY=", "é=ü"}},
+		{dir: "/", path: "/x", argv: []string{"/x"}, env: []string{strings.Repeat("K", 200<<10) + "=big"}},
 	} {
 		got, err := decodeRunRequest(req.encode())
 		if err != nil {
@@ -26,7 +27,7 @@ func TestRunRequestRoundTrip(t *testing.T) {
 
 func TestDecodeRunRequestRefuses(t *testing.T) {
 	t.Parallel()
-	good := runRequest{dir: "/w", argv: []string{"/bin/sh", "-c", "true"}, env: []string{"A=1"}}.encode()
+	good := runRequest{dir: "/w", path: "/bin/sh", argv: []string{"/bin/sh", "-c", "true"}, env: []string{"A=1"}}.encode()
 	for _, c := range []struct {
 		name string
 		body []byte
@@ -36,9 +37,9 @@ func TestDecodeRunRequestRefuses(t *testing.T) {
 		{"cut short", good[:len(good)-1], "malformed"},
 		{"trailing bytes", append(bytes.Clone(good), 0), "malformed"},
 		{"huge count", []byte{1, '/', 0xff, 0xff, 0xff, 0xff, 0x0f}, "malformed"},
-		{"no program", runRequest{dir: "/w", env: []string{}}.encode(), "program"},
-		{"relative program", runRequest{dir: "/w", argv: []string{"sh"}}.encode(), "program"},
-		{"relative dir", runRequest{dir: "w", argv: []string{"/bin/sh"}}.encode(), "directory"},
+		{"no program", runRequest{dir: "/w", argv: []string{"sh"}, env: []string{}}.encode(), "program"},
+		{"no argv", runRequest{dir: "/w", path: "/bin/sh"}.encode(), "argv"},
+		{"relative dir", runRequest{dir: "w", path: "/bin/sh", argv: []string{"/bin/sh"}}.encode(), "directory"},
 	} {
 		if _, err := decodeRunRequest(c.body); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
@@ -51,7 +52,7 @@ func TestFrameBufCuts(t *testing.T) {
 	t.Parallel()
 	var stream []byte
 	want := []frame{
-		{frameRun, 1, runRequest{dir: "/w", argv: []string{"/bin/sh"}}.encode()},
+		{frameRun, 1, runRequest{dir: "/w", path: "/bin/sh", argv: []string{"/bin/sh"}}.encode()},
 		{frameSignal, 1, uint32Body(15)},
 		{frameReady, 0, []byte{}},
 		{frameDone, 1 << 40, uint32Body(0x0900)},
@@ -99,7 +100,7 @@ func TestFrameBufRefusesBadLengths(t *testing.T) {
 // FuzzDecodeRunRequest: any body is refused or decodes to a request whose
 // encoding decodes to it again.
 func FuzzDecodeRunRequest(f *testing.F) {
-	f.Add(runRequest{dir: "/w", argv: []string{"/bin/sh", "-c", "true"}, env: []string{"A=1"}}.encode())
+	f.Add(runRequest{dir: "/w", path: "/bin/sh", argv: []string{"/bin/sh", "-c", "true"}, env: []string{"A=1"}}.encode())
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		req, err := decodeRunRequest(b)

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/reinhq/rein/egress"
+	"github.com/reinhq/rein/gate/cmdline"
 	"github.com/reinhq/rein/gate/shell"
 	"github.com/reinhq/rein/model"
 	"github.com/reinhq/rein/sandbox"
@@ -65,7 +66,8 @@ type Sandbox struct {
 
 // landlock is the landlock executor s asks for, not yet prepared.
 func (s Sandbox) landlock(workdir string, mem int64) *sandbox.Landlock {
-	return &sandbox.Landlock{Helper: s.Helper, WorkDir: workdir, Memory: mem, Stage: !s.NoStage && !s.OneShot, PerCommand: s.OneShot, Hold: s.Hold}
+	return &sandbox.Landlock{Helper: s.Helper, WorkDir: workdir, Memory: mem, Stage: !s.NoStage && !s.OneShot, PerCommand: s.OneShot, Hold: s.Hold,
+		Simple: cmdline.Simple}
 }
 
 // withNetwork gives l the egress proxy s asks for: nothing when none is
