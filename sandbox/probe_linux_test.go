@@ -98,13 +98,14 @@ func probe(mode string, args []string) int {
 
 // talkToZygote looks through every descriptor this process has for a
 // socket and, on each, asks in the zygote's protocol (encoded here by hand:
-// length, 'R', id, then dir, argv and env as uvarint-counted bytes, with
+// length, 'R', id, then dir, path, argv and env as uvarint-counted bytes, with
 // stdin, stdout, stderr and a status pipe as SCM_RIGHTS) for a command that
 // creates path.
 // It fails with ENOENT when there is no socket to talk to.
 func talkToZygote(path string) error {
 	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
 	body := str(nil, "/")
+	body = str(body, "/bin/sh")
 	body = binary.AppendUvarint(body, 3)
 	for _, a := range []string{"/bin/sh", "-c", "echo ESCAPED > " + path} {
 		body = str(body, a)
