@@ -26,6 +26,9 @@ type Staged struct {
 	Skipped []string
 
 	dir   string // the command's stage dir: removed by Apply and Discard
+	// remove removes dir; nil: removeStageDir, at once. The landlock
+	// executor's removes it in the background (Close waits for it).
+	remove func(dir string)
 	upper string // the overlay's upper dir, inside dir
 	lower string // the work dir
 }
@@ -230,7 +233,11 @@ func (s *Staged) Discard() error {
 	if s == nil || s.dir == "" {
 		return nil
 	}
-	removeStageDir(s.dir)
+	if s.remove != nil {
+		s.remove(s.dir)
+	} else {
+		removeStageDir(s.dir)
+	}
 	s.dir = ""
 	return nil
 }
