@@ -61,25 +61,73 @@ func BenchmarkDownload(b *testing.B) {
 			Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: pl.Addr().String()})}}
 		compare(b, direct, proxied, "http://"+netip.AddrPortFrom(h.Addr, 80).String()+"/", int64(len(blob)))
 	})
+	// A CONNECT tunnel, as for https (plain HTTP inside, so that TLS
+	// does not weigh on both sides and hide the proxy's cost).
+	tunnel := &http.Client{Transport: &http.Transport{DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			c, err := net.Dial("tcp", pl.Addr().String())
+			if err != nil {
+				return nil, err
+			}
+			io.WriteString(c, "CONNECT files.test:80 HTTP/1.1\r\n\r\n")
+			var buf [len("HTTP/1.1 200 Connection established\r\n\r\n")]byte
+			if _, err := io.ReadFull(c, buf[:]); err != nil || string(buf[9:12]) != "200" {
+				c.Close()
+				return nil, fmt.Errorf("CONNECT: %q %v", buf, err)
+			}
+			return c, nil
+		}}}
 	b.Run("via=connect", func(b *testing.B) {
-		// A CONNECT tunnel, as for https (plain HTTP inside, so that TLS
-		// does not weigh on both sides and hide the proxy's cost).
-		proxied := &http.Client{Transport: &http.Transport{DisableKeepAlives: true,
-			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-				c, err := net.Dial("tcp", pl.Addr().String())
-				if err != nil {
-					return nil, err
-				}
-				io.WriteString(c, "CONNECT files.test:80 HTTP/1.1\r\n\r\n")
-				var buf [len("HTTP/1.1 200 Connection established\r\n\r\n")]byte
-				if _, err := io.ReadFull(c, buf[:]); err != nil || string(buf[9:12]) != "200" {
-					c.Close()
-					return nil, fmt.Errorf("CONNECT: %q %v", buf, err)
-				}
-				return c, nil
-			}}}
-		compare(b, direct, proxied, "http://"+netip.AddrPortFrom(h.Addr, 80).String()+"/", int64(len(blob)))
+		compare(b, direct, tunnel, "http://"+netip.AddrPortFrom(h.Addr, 80).String()+"/", int64(len(blob)))
 	})
+	// The floor under both: a bare relay that copies each connection to
+	// the host and back, spliced, with nothing else (no request read, no
+	// allowlist, no record). relay/direct is what any relay costs here;
+	// connect/relay is what the proxy adds to that.
+	relay := bareRelay(b, netip.AddrPortFrom(h.Addr, 80).String())
+	relayed := &http.Client{Transport: &http.Transport{DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return net.Dial("tcp", relay)
+		}}}
+	b.Run("via=relay", func(b *testing.B) {
+		compare(b, direct, relayed, "http://"+netip.AddrPortFrom(h.Addr, 80).String()+"/", int64(len(blob)))
+	})
+	b.Run("via=connect-vs-relay", func(b *testing.B) {
+		compare(b, relayed, tunnel, "http://"+netip.AddrPortFrom(h.Addr, 80).String()+"/", int64(len(blob)))
+	})
+}
+
+// bareRelay serves on loopback a relay of every connection to up, copied
+// both ways with io.Copy (spliced by the kernel between the two TCP
+// sockets), and returns its address.
+func bareRelay(b *testing.B, up string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := net.Dial("tcp", up)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				go func() {
+					_, _ = io.Copy(u, c)
+					_ = u.(*net.TCPConn).CloseWrite()
+				}()
+				_, _ = io.Copy(c, u)
+			}()
+		}
+	}()
+	return ln.Addr().String()
 }
 
 // compare downloads u directly and through proxied, interleaved, and
