@@ -157,7 +157,14 @@ func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req
 
 // removeStageDir removes a command's stage dir; overlayfs leaves its work
 // dir without permissions, and a command may leave directories so too.
+// The first try removes it as it is (root's rights ignore the modes, and
+// overlayfs's own dir is opened first); only what that leaves is walked
+// to give back the permissions, then removed.
 func removeStageDir(dir string) {
+	_ = os.Chmod(filepath.Join(dir, "work", "work"), 0o700)
+	if os.RemoveAll(dir) == nil {
+		return
+	}
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			_ = os.Chmod(p, 0o700)

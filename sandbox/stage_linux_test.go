@@ -3,6 +3,7 @@
 package sandbox_test
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -240,4 +241,29 @@ func BenchmarkStage(b *testing.B) {
 	b.ReportMetric(ms(vs[3])/ms(vs[2]), "write-staged/write")
 	b.ReportMetric(ms(vs[1])-ms(vs[0]), "true-added-ms")
 	b.ReportMetric(ms(vs[3])-ms(vs[2]), "write-added-ms")
+}
+
+// A stage dir goes whole, whatever modes overlayfs and the command left
+// in it (as another user than root, through the walk that gives the
+// permissions back).
+func TestRemoveStageDirModes(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "cmd-1")
+	for _, d := range []string{"work/work", "upper/a/locked", "upper/b"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "upper/a/locked/f"), []byte("x"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"work/work", "upper/a/locked", "upper/b"} {
+		if err := os.Chmod(filepath.Join(dir, d), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sandbox.RemoveStageDir(dir)
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the stage dir is still there: %v", err)
+	}
 }
