@@ -46,15 +46,15 @@ type landlockState struct {
 	stage     bool // asked for
 	stageRoot string
 	stageErr  error
-	stageMu   sync.Mutex   // held for a staged command's life
-	stageOff  atomic.Bool  // the stager could not mount: run unstaged
+	stageMu   sync.Mutex  // held for a staged command's life
+	stageOff  atomic.Bool // the stager could not mount: run unstaged
 	// removing tracks stage dirs being removed in the background
 	// (removeLater), waited for before the stage root goes.
 	removing     sync.WaitGroup
 	removingMu   sync.Mutex
-	removingDone bool // release began: remove at once
-	net       string       // the network policy: NetNone or NetProxy
-	egress    *egressState // the proxy's listener and server, under NetProxy
+	removingDone bool         // release began: remove at once
+	net          string       // the network policy: NetNone or NetProxy
+	egress       *egressState // the proxy's listener and server, under NetProxy
 }
 
 // systemDirs are readable and executable inside the sandbox, where they

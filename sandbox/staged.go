@@ -25,12 +25,12 @@ type Staged struct {
 	// nor directories (fifos, sockets, devices): never applied.
 	Skipped []string
 
-	dir   string // the command's stage dir: removed by Apply and Discard
+	dir string // the command's stage dir: removed by Apply and Discard
 	// remove removes dir; nil: removeStageDir, at once. The landlock
 	// executor's removes it in the background (Close waits for it).
 	remove func(dir string)
-	upper string // the overlay's upper dir, inside dir
-	lower string // the work dir
+	upper  string // the overlay's upper dir, inside dir
+	lower  string // the work dir
 }
 
 // Change is one path a staged command changed.
