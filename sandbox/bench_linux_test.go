@@ -3,8 +3,10 @@
 package sandbox_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -107,4 +109,74 @@ func benchExec(b *testing.B, gap time.Duration, ex sandbox.Executor, dir string)
 			b.Fatal(err, res)
 		}
 	}
+}
+
+// BenchmarkSpacedRatio is issue 18's spaced target as one interleaved
+// run: each op runs `true` 100 ms after the last command, once with
+// Landlock as rein runs it (simple commands exec'd directly), once
+// through Landlock's shell, once bare through bash and once with
+// bubblewrap as codex runs it, in a rotating order, and reports each
+// one's median and the ratios (the targets: landlock/bwrap ≤ 0.35,
+// landlock/bash ≤ 2). Interleaving keeps the ratios true when the
+// machine's speed drifts.
+//
+//	go test -run '^$' -bench SpacedRatio -benchtime 40x ./sandbox
+func BenchmarkSpacedRatio(b *testing.B) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		b.Skip("no bwrap (apt-get install bubblewrap)")
+	}
+	direct, work := newLandlock(b, &sandbox.Landlock{Simple: cmdline.Simple})
+	shell, shellWork := newLandlock(b, &sandbox.Landlock{})
+	bw := b.TempDir()
+	run := func(ex sandbox.Executor, dir string) func() error {
+		return func() error {
+			res, err := ex.Exec(b.Context(), sandbox.Cmd{Script: "true", Dir: dir})
+			if err == nil && res.ExitCode != 0 {
+				err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
+			}
+			return err
+		}
+	}
+	kinds := []struct {
+		name string
+		run  func() error
+	}{
+		{"landlock", run(direct, work)},
+		{"landlock-shell", run(shell, shellWork)},
+		{"bash", func() error { return exec.Command("bash", "-c", "true").Run() }},
+		{"bwrap", func() error {
+			return exec.Command(bwrap, "--new-session", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev",
+				"--bind", bw, bw, "--unshare-user", "--unshare-pid", "--unshare-net", "--proc", "/proc",
+				"--chdir", bw, "--", "bash", "-c", "true").Run()
+		}},
+	}
+	times := make([][]time.Duration, len(kinds))
+	for _, k := range kinds { // set up outside the timing
+		if err := k.run(); err != nil {
+			b.Fatalf("%s: %v", k.name, err)
+		}
+	}
+	for i := 0; b.Loop(); i++ {
+		for j := range kinds {
+			k := (i + j) % len(kinds)
+			b.StopTimer()
+			time.Sleep(100 * time.Millisecond)
+			b.StartTimer()
+			start := time.Now()
+			if err := kinds[k].run(); err != nil {
+				b.Fatalf("%s: %v", kinds[k].name, err)
+			}
+			times[k] = append(times[k], time.Since(start))
+		}
+	}
+	med := make([]float64, len(kinds))
+	for k, ts := range times {
+		slices.Sort(ts)
+		med[k] = float64(ts[len(ts)/2])
+		b.ReportMetric(med[k], kinds[k].name+"-ns")
+	}
+	b.ReportMetric(med[0]/med[3], "landlock/bwrap")
+	b.ReportMetric(med[0]/med[2], "landlock/bash")
+	b.ReportMetric(med[1]/med[3], "shell/bwrap")
 }
