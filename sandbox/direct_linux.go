@@ -1,12 +1,10 @@
 package sandbox
 
 import (
-	"io"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,14 +13,19 @@ import (
 // shell, as `bash -c script` would run it, or nil when script must go
 // through the shell. bash runs a line that is one simple command of
 // literal words (l.Simple) by exec'ing the program in place of itself;
-// direct does what bash does before that exec: it finds the program on
-// PATH (or the path written, from dir), and exports PWD, SHLVL and _ as
-// bash would. Anything it does not reproduce exactly goes to the shell: a
-// shell other than bash, an environment bash would act on (BASH_ENV, ENV,
-// SHELLOPTS, BASHOPTS, exported functions, a shell level bash resets), a
-// PATH with a relative entry before the program, a program not found or
-// not executable, and a file that is not a binary or a #! script (bash
-// runs those itself).
+// direct does what bash does before that exec: it picks the program bash
+// would pick (the first executable file of that name on PATH, or the path
+// written, relative to dir), and exports PWD, SHLVL and _ as bash would.
+// Anything it does not reproduce exactly goes to the shell: a shell other
+// than bash, an environment that bash changes or acts on (bashSpecial, a
+// PWD that is not dir, a SHLVL that is not a plain number below 999), a
+// PATH with a relative entry before the program, a program not found.
+// What it picks and the sandbox cannot exec (a file that is neither ELF
+// nor #!, which bash runs as a script of its own; a masked file; a dir
+// Landlock does not let it execute from) fails at the exec before any of
+// it runs, and Exec runs the line through the shell (errExecFailed): so a
+// program rein's view sees and the sandbox's does not never changes what
+// runs. rein only stats files to pick: it never opens one.
 func (l *Landlock) direct(script string, env []string, dir, realDir string) (argv, envv []string) {
 	if l.Simple == nil || filepath.Base(shellOr(l.Shell)) != "bash" {
 		return nil, nil
@@ -35,50 +38,61 @@ func (l *Landlock) direct(script string, env []string, dir, realDir string) (arg
 	if !ok {
 		return nil, nil
 	}
+	// PWD: bash keeps it when it names the working directory, else sets
+	// the physical one; a PWD other than dir is left to bash, which
+	// judges it in the sandbox's view.
+	switch pwd, set := vars["PWD"]; {
+	case !set:
+		vars["PWD"] = realDir
+	case pwd != dir && pwd != realDir:
+		return nil, nil
+	}
+	// SHLVL: bash adds one at its start and takes it back at the exec.
+	if lvl, set := vars["SHLVL"]; !set {
+		vars["SHLVL"] = "0"
+	} else if lvl, ok = plainLevel(lvl); ok {
+		vars["SHLVL"] = lvl
+	} else {
+		return nil, nil
+	}
 	name := words[0]
 	var path string
 	if strings.Contains(name, "/") {
 		// Exec'd as written, relative to dir, as bash does: a script's $0
 		// is the path it was exec'd by.
 		path = name
-		if !runnable(filepath.Join(dir, name)) {
+		at := name
+		if !filepath.IsAbs(at) {
+			at = dir + "/" + name // not cleaned: the kernel follows a link before its ..
+		}
+		if !executable(at) {
 			return nil, nil
 		}
 	} else if path = lookPath(name, vars["PATH"]); path == "" {
 		return nil, nil
 	}
-	// bash's exports at its exec: PWD kept when it names the directory,
-	// else the physical one; SHLVL as it came (bash adds one at its start
-	// and takes it back at the exec); _ the program's path, as found.
-	if pwd, ok := vars["PWD"]; !ok || !filepath.IsAbs(pwd) || !sameFile(pwd, dir) {
-		vars["PWD"] = realDir
-	}
-	lvl, ok := shellLevel(vars["SHLVL"])
-	if !ok {
-		return nil, nil
-	}
-	vars["SHLVL"] = lvl
 	vars["_"] = path
 	envv = make([]string, 0, len(vars))
 	for k, v := range vars {
 		envv = append(envv, k+"="+v)
 	}
+	slices.Sort(envv) // the same order every time, as bash's is
+
 	// argv[0] is the word as written; the path execs.
 	return append([]string{path}, words...), envv
 }
 
 // bashImports returns env as bash imports it (the last of each name wins;
-// entries without = are dropped), or false when env holds something bash
-// would act on before running a command.
+// entries without a name or an = are dropped), or false when env holds a
+// variable bash acts on or changes (bashSpecial).
 func bashImports(env []string) (map[string]string, bool) {
 	vars := make(map[string]string, len(env)+3)
 	for _, kv := range env {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
+		if !ok || k == "" {
 			continue
 		}
-		switch {
-		case k == "BASH_ENV", k == "ENV", k == "SHELLOPTS", k == "BASHOPTS", strings.HasPrefix(k, "BASH_FUNC_"):
+		if bashSpecial(k) {
 			return nil, false
 		}
 		vars[k] = v
@@ -86,25 +100,53 @@ func bashImports(env []string) (map[string]string, bool) {
 	return vars, true
 }
 
-// shellLevel is the SHLVL bash exports when it execs a program in place of
-// itself, given the one it imported: the same level (an integer is read as
-// bash reads it; anything else, or a negative one, counts as 0); false
-// when bash would warn that the level is too high and reset it.
-func shellLevel(v string) (string, bool) {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	switch {
-	case err != nil || n < 0:
-		return "0", true
-	case n >= 999:
+// bashSpecial says whether bash gives the variable name a meaning of its
+// own (its manual's "Shell Variables", and exported functions): bash may
+// act on it at its start, or change, reset or drop it before the exec.
+// Those a command's environment holds as bash passes them on (HOME, PATH,
+// the locale's, TMPDIR) are not special here; PWD, SHLVL and _ are set
+// by direct as bash sets them.
+func bashSpecial(name string) bool {
+	// Families by prefix (BASH, BASH_*, BASHOPTS, BASH_FUNC_*%%, COMP_*,
+	// HIST*, READLINE_*, MAIL*): a name that only looks like one goes to
+	// the shell too, which costs its start and nothing else.
+	for _, p := range []string{"BASH", "COMP", "HIST", "READLINE_", "MAIL"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	switch name {
+	case "CDPATH", "CHILD_MAX", "COLUMNS", "COPROC", "DIRSTACK", "EMACS", "ENV", "EPOCHREALTIME",
+		"EPOCHSECONDS", "EUID", "EXECIGNORE", "FCEDIT", "FIGNORE", "FUNCNAME", "FUNCNEST", "GLOBIGNORE",
+		"GROUPS", "histchars", "HOSTFILE", "HOSTNAME", "HOSTTYPE", "IFS", "IGNOREEOF", "INPUTRC",
+		"INSIDE_EMACS", "LINENO", "LINES", "MACHTYPE", "MAPFILE", "OLDPWD", "OPTARG", "OPTERR", "OPTIND",
+		"OSTYPE", "PIPESTATUS", "POSIXLY_CORRECT", "PPID", "PROMPT_COMMAND", "PROMPT_DIRTRIM",
+		"PS0", "PS1", "PS2", "PS3", "PS4", "RANDOM", "REPLY", "SECONDS", "SHELL", "SHELLOPTS", "SRANDOM",
+		"TIMEFORMAT", "TMOUT", "UID":
+		return true
+	}
+	return false
+}
+
+// plainLevel is an imported SHLVL that bash exports unchanged at its
+// exec, normalised as bash prints it: a plain decimal number below 999
+// (bash warns about and resets a higher one). Anything else, which bash
+// reads by rules of its own, is left to bash.
+func plainLevel(v string) (string, bool) {
+	if v == "" || len(v) > 3 || strings.Trim(v, "0123456789") != "" {
 		return "", false
 	}
-	return strconv.FormatInt(n, 10), true
+	if v = strings.TrimLeft(v, "0"); v == "" {
+		v = "0"
+	}
+	return v, v != "999"
 }
 
 // lookPath finds name on path as bash does: the first entry holding an
-// executable regular file of that name. It returns "" when there is none,
-// or when an entry that is not absolute (the current directory, for bash)
-// comes before it.
+// executable file of that name that is not a directory (whether the
+// kernel can exec it is the exec's to say). It returns "" when there is
+// none, or when an entry that is not absolute (the current directory,
+// for bash) comes before it.
 func lookPath(name, path string) string {
 	if path == "" {
 		return "" // bash's own default path: left to bash
@@ -117,41 +159,20 @@ func lookPath(name, path string) string {
 		if strings.HasSuffix(dir, "/") {
 			p = dir + name
 		}
-		if runnable(p) {
+		if executable(p) {
 			return p
 		}
 	}
 	return ""
 }
 
-// runnable says whether p is a regular file the caller may execute and
-// that the kernel execs itself: an ELF binary or a #! script (bash runs
-// any other file as a script of its own).
-func runnable(p string) bool {
+// executable says whether p exists, is not a directory, and may be
+// executed by this process (as bash judges it: access(2) with the
+// effective ids). Nothing is opened.
+func executable(p string) bool {
 	st, err := os.Stat(p)
-	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+	if err != nil || st.IsDir() {
 		return false
 	}
-	if unix.Faccessat(unix.AT_FDCWD, p, unix.X_OK, unix.AT_EACCESS) != nil {
-		return false
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var head [4]byte
-	if _, err := io.ReadFull(f, head[:]); err != nil {
-		return false
-	}
-	return string(head[:2]) == "#!" || string(head[:]) == "\x7fELF"
-}
-
-// sameFile says whether a and b name the same file.
-func sameFile(a, b string) bool {
-	var sa, sb syscall.Stat_t
-	if syscall.Stat(a, &sa) != nil || syscall.Stat(b, &sb) != nil {
-		return false
-	}
-	return sa.Dev == sb.Dev && sa.Ino == sb.Ino
+	return unix.Faccessat(unix.AT_FDCWD, p, unix.X_OK, unix.AT_EACCESS) == nil
 }

@@ -29,6 +29,19 @@ func directWork(t *testing.T) string {
 		{"bad.sh", "#!/nonexistent/interpreter\n", 0o755},
 		{"notexec.sh", "#!/bin/sh\necho no\n", 0o644},
 		{"data.txt", "some data\n", 0o644},
+		// On PATH a:b, where a's file comes first whether the kernel can
+		// exec it or not, as bash picks it.
+		{"a/noshebang", "echo A, run by bash as a script\n", 0o755},
+		{"b/noshebang", "#!/bin/sh\necho B\n", 0o755},
+		{"a/empty", "", 0o755},
+		{"b/empty", "#!/bin/sh\necho B\n", 0o755},
+		{"a/short", "#!", 0o755},
+		{"b/short", "#!/bin/sh\necho B\n", 0o755},
+		{"a/notexec", "#!/bin/sh\necho A\n", 0o644},
+		{"b/notexec", "#!/bin/sh\necho B\n", 0o755},
+		{"b/else", "#!/bin/sh\necho else ran\n", 0o755},
+		// A decoy for an absolute name: /usr/bin/env is what runs.
+		{"usr/bin/env", "not this one\n", 0o644},
 	}
 	for _, f := range files {
 		p := filepath.Join(work, f.name)
@@ -54,14 +67,24 @@ func TestDirectAsShell(t *testing.T) {
 		`./hello.sh a 'b c' ""`, `sub/args.sh 'x  y' z`, `./sub/../sub/args.sh`,
 		`./noshebang.sh`, `./bad.sh`, `./notexec.sh`, `./missing.sh`, `no-such-command-rein x`,
 		`printenv PWD`, `printenv SHLVL`, `printenv _`, `env`, `sh -c 'echo "$0"; exit 7' name`,
-		`true; ls`, `ls *.txt`, `echo $HOME`,
+		`true; ls`, `ls *.txt`, `echo $HOME`, `/usr/bin/env`, `/bin/true`,
+		`noshebang`, `empty`, `short`, `notexec`, `else`, `else x`, "printenv SHLVL\n", "printenv SHLVL\n\n",
+		"printenv SHLVL\n# c",
 	}
-	envs := map[string][]string{
-		"default":    nil,
-		"levels":     {"SHLVL=5", "PWD=/nonexistent", "X=1", "X=2"},
-		"bad level":  {"SHLVL=-4"},
-		"high level": {"SHLVL=999"},
-		"bash env":   {"BASH_ENV=/dev/null"},
+	envs := func(work string) map[string][]string {
+		path := "PATH=" + work + "/a:" + work + "/b:/usr/bin:/bin"
+		return map[string][]string{
+			"default":    nil,
+			"path":       {path},
+			"levels":     {path, "SHLVL=5", "PWD=/nonexistent", "X=1", "X=2"},
+			"bad level":  {path, "SHLVL=-4"},
+			"odd level":  {path, "SHLVL=5\n"},
+			"zero level": {path, "SHLVL=007"},
+			"high level": {path, "SHLVL=999"},
+			"pwd":        {path, "PWD=" + work},
+			"bash env":   {path, "BASH_ENV=/dev/null"},
+			"bash vars":  {path, "IFS=x", "OLDPWD=/nonexistent", "=empty", "PPID=1", "_=x"},
+		}
 	}
 	for _, mode := range []struct {
 		name string
@@ -77,7 +100,7 @@ func TestDirectAsShell(t *testing.T) {
 			shell, direct := mode.l(work), mode.l(work)
 			direct.Simple = cmdline.Simple
 			t.Cleanup(func() { shell.Close(); direct.Close() })
-			for envName, env := range envs {
+			for envName, env := range envs(work) {
 				for _, s := range scripts {
 					c := sandbox.Cmd{Script: s, Dir: work, Env: env}
 					want, err := shell.Exec(t.Context(), c)
@@ -90,7 +113,7 @@ func TestDirectAsShell(t *testing.T) {
 					}
 					// Each executor has a private temp dir of its own.
 					want.Stdout, got.Stdout = privateTmp.ReplaceAllString(want.Stdout, "TMP"), privateTmp.ReplaceAllString(got.Stdout, "TMP")
-					if s == "env" {
+					if s == "env" || s == "/usr/bin/env" {
 						want.Stdout, got.Stdout = sortedLines(want.Stdout), sortedLines(got.Stdout)
 					}
 					if got.Stdout != want.Stdout || got.Stderr != want.Stderr || got.ExitCode != want.ExitCode {

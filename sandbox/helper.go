@@ -170,8 +170,8 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 		return cfg, errors.New("both a ruleset and grants")
 	case len(cfg.argv) == 0:
 		return cfg, errors.New("no program to run")
-	case !filepath.IsAbs(cfg.program()) && cfg.path == "":
-		return cfg, fmt.Errorf("program %q is not an absolute path (or -path)", cfg.program())
+	case cfg.path == "" && !filepath.IsAbs(cfg.argv[0]):
+		return cfg, fmt.Errorf("program %q is not an absolute path (or give -path)", cfg.argv[0])
 	}
 	return cfg, nil
 }

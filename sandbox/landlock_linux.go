@@ -99,6 +99,9 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 		if !errors.Is(err, errExecFailed) {
 			return res, err
 		}
+		if res.Staged != nil {
+			_ = res.Staged.Discard() // nothing ran: nothing was staged
+		}
 		// Not runnable in the sandbox after all (a directory Landlock
 		// does not let it execute from, a missing interpreter): the shell
 		// runs it and says why, as it would have.

@@ -159,7 +159,9 @@ func (r *bodyReader) strings() []string {
 }
 
 // decodeRunRequest is the inverse of runRequest.encode. It refuses a
-// request without a program, or whose program or directory is not absolute.
+// request without a program path or argv, or whose directory is not
+// absolute (the path may be relative to it: a direct command's, as
+// written).
 func decodeRunRequest(b []byte) (runRequest, error) {
 	r := &bodyReader{b: b}
 	req := runRequest{dir: r.string(), path: r.string(), argv: r.strings(), env: r.strings()}

@@ -15,12 +15,16 @@ import (
 // in place of itself, so a caller may exec them directly and skip the
 // shell's start. `true` and `false` with no argument are the one
 // exception to the builtin rule: their programs do what the builtins do.
-// A line that starts with - or + is not simple: `bash -c` reads it as
-// options.
+// A line that starts with - or + is not simple (`bash -c` reads it as
+// options), nor one with anything after its first newline (bash forks
+// then), nor one whose name is a reserved word.
 // ok is false for anything else, and for a line that does not parse.
 func Simple(src string) (words []string, ok bool) {
-	if len(src) > MaxInput || hasControl(src) || strings.HasPrefix(src, "-") || strings.HasPrefix(src, "+") {
-		// (bash -c takes a line that starts with - or + for options)
+	if len(src) > MaxInput || hasControl(src) || strings.HasPrefix(src, "-") || strings.HasPrefix(src, "+") ||
+		strings.Contains(strings.TrimSuffix(src, "\n"), "\n") {
+		// bash -c takes a line that starts with - or + for options; and
+		// bash execs in place of itself only when nothing follows the
+		// command, not even a blank line or a comment: it forks.
 		return nil, false
 	}
 	f, err := NewParser().Parse(strings.NewReader(src), "")
@@ -48,7 +52,9 @@ func Simple(src string) (words []string, ok bool) {
 			return nil, false
 		}
 	}
-	if words[0] == "" || words[0][0] == '%' { // %1, %foo: bash resumes a job (fg)
+	if words[0] == "" || words[0][0] == '%' || isReserved(words[0]) {
+		// %1, %foo: bash resumes a job (fg). A reserved word the parser
+		// took for a name (else, in) is a syntax error to bash.
 		return nil, false
 	}
 	return words, true
@@ -100,6 +106,16 @@ func simpleWord(w *syntax.Word) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// isReserved says whether name is one of bash's reserved words.
+func isReserved(name string) bool {
+	switch name {
+	case "!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in",
+		"select", "then", "time", "until", "while", "{", "}", "[[", "]]":
+		return true
+	}
+	return false
 }
 
 // isBuiltin says whether bash 5.2 runs name itself (`compgen -b`) rather

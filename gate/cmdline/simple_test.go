@@ -30,6 +30,9 @@ var simpleCases = []struct {
 	{`/usr/bin/env`, []string{"/usr/bin/env"}},
 	{`cat 'it''s'`, []string{"cat", "its"}},
 	{"ls # a comment", []string{"ls"}},
+	{"ls -l\n", []string{"ls", "-l"}},
+	{"ls;", []string{"ls"}},
+	{"'else' x", nil},
 	{`python3 -c 'print(1); import os'`, []string{"python3", "-c", "print(1); import os"}},
 
 	// The shell acts on these: expansions, globs, braces, tildes, escapes.
@@ -69,6 +72,17 @@ var simpleCases = []struct {
 	{`[[ -f x ]]`, nil},
 	{`time ls`, nil},
 	{"ls\nls", nil},
+	// bash forks when anything follows the command's newline.
+	{"ls\n\n", nil},
+	{"ls\n# c", nil},
+	{"ls\n ", nil},
+	{"\nls", nil},
+	{"ls 'a\nb'", nil},
+	// Reserved words the parser takes for a command name.
+	{"else", nil},
+	{"else x", nil},
+	{"in", nil},
+	{"in x", nil},
 	{`ls <<EOF` + "\nx\nEOF\n", nil},
 	// bash's builtins run inside bash, not as their programs.
 	{`cd /`, nil},
