@@ -196,8 +196,9 @@ type Landlock struct {
 	// environment bash would give it, as `bash -c` itself would exec it,
 	// less the shell's start (a millisecond or more a command). A program
 	// that cannot be exec'd in the sandbox runs again through the shell,
-	// which says why as it always has. Nil: every script goes through the
-	// shell.
+	// which says why as it always has. A Shell whose name is not bash
+	// keeps every script on the shell; one named bash is taken to be bash.
+	// Nil: every script goes through the shell.
 	Simple func(script string) ([]string, bool)
 
 	// Hold, when set, holds back what Prepare and Warm start in the
