@@ -157,10 +157,15 @@ func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req
 
 // removeStageDir removes a command's stage dir; overlayfs leaves its work
 // dir without permissions, and a command may leave directories so too.
-// The first try removes it as it is (root's rights ignore the modes, and
-// overlayfs's own dir is opened first); only what that leaves is walked
-// to give back the permissions, then removed.
+// The stage of a command that wrote nothing, only overlayfs's empty dirs,
+// goes by name, dir by dir; else the first try removes it as it is
+// (root's rights ignore the modes, and overlayfs's own dir is opened
+// first); only what that leaves is walked to give back the permissions,
+// then removed.
 func removeStageDir(dir string) {
+	if removeEmptyStage(dir) {
+		return
+	}
 	_ = os.Chmod(filepath.Join(dir, "work", "work"), 0o700)
 	if os.RemoveAll(dir) == nil {
 		return
@@ -172,6 +177,23 @@ func removeStageDir(dir string) {
 		return nil
 	})
 	_ = os.RemoveAll(dir)
+}
+
+// removeEmptyStage removes dir when it holds only what a command that
+// wrote nothing leaves (overlayfs's work dir, with the marks of a
+// volatile mount, and an empty upper dir), and reports whether it did: a
+// handful of unlinks, deepest first, instead of RemoveAll's listings.
+func removeEmptyStage(dir string) bool {
+	if err := unix.Unlink(filepath.Join(dir, "work/work/incompat/volatile/dirty")); err != nil && !errors.Is(err, unix.ENOENT) {
+		return false
+	}
+	for _, d := range [...]string{"work/work/incompat/volatile", "work/work/incompat", "work/work", "work", "upper", "."} {
+		err := unix.Rmdir(filepath.Join(dir, d))
+		if err != nil && !errors.Is(err, unix.ENOENT) {
+			return false
+		}
+	}
+	return true
 }
 
 // stageFailed turns staging off for the executor's life.

@@ -267,3 +267,38 @@ func TestRemoveStageDirModes(t *testing.T) {
 		t.Fatalf("the stage dir is still there: %v", err)
 	}
 }
+
+// The stage of a command that wrote nothing goes by name; one that holds
+// anything else is left to the general removal, and goes whole too.
+func TestRemoveStageDirEmptyAndNot(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		dirs  []string
+		files []string
+	}{
+		{"empty, volatile", []string{"work/work/incompat/volatile", "upper"}, []string{"work/work/incompat/volatile/dirty"}},
+		{"empty, not volatile", []string{"work/work", "upper"}, nil},
+		{"a file written", []string{"work/work", "upper/sub"}, []string{"upper/sub/f"}},
+		{"something of overlayfs's own", []string{"work/work", "work/index", "upper"}, []string{"work/work/x"}},
+	} {
+		dir := filepath.Join(t.TempDir(), "cmd-1")
+		for _, d := range c.dirs {
+			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, f := range c.files {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chmod(filepath.Join(dir, "work/work"), 0); err != nil {
+			t.Fatal(err)
+		}
+		sandbox.RemoveStageDir(dir)
+		if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: the stage dir is still there: %v", c.name, err)
+		}
+	}
+}
