@@ -31,18 +31,24 @@ func newStagerConn() (*stagerConn, *os.File, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("stager socket: %w", err)
 	}
+	// rein's end waits in the runtime's poller (see waitExited); the
+	// stager makes its own end so too.
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, nil, fmt.Errorf("stager socket: %w", err)
+	}
 	f := os.NewFile(uintptr(fds[0]), "stager")
 	return &stagerConn{f: f, r: bufio.NewReader(f)}, os.NewFile(uintptr(fds[1]), "stager"), nil
 }
 
-// ask sends one request and reads its answer.
-func (c *stagerConn) ask(ctx context.Context, req string) error {
+// ask sends one request and reads its answer. It waits for the answer
+// whatever ctx says: an answer left unread would be taken for the next
+// request's. A stager that does not answer is one whose zygote is gone
+// (the socket closes) or stuck in the kernel's mount.
+func (c *stagerConn) ask(req string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if d, ok := ctx.Deadline(); ok {
-		_ = c.f.SetDeadline(d)
-		defer c.f.SetDeadline(time.Time{})
-	}
 	if _, err := c.f.WriteString(req + "\n"); err != nil {
 		return fmt.Errorf("stager: %w", err)
 	}
@@ -116,7 +122,7 @@ func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req
 			return Result{}, fmt.Errorf("%w: %w", ErrStart, err)
 		}
 		dir, upper := sd.Dir, sd.Upper
-		if err := z.stage.ask(ctx, "m "+filepath.Base(dir)); err != nil {
+		if err := z.stage.ask("m " + filepath.Base(dir)); err != nil {
 			removeStageDir(dir)
 			if !z.alive() && !retried {
 				continue
@@ -133,7 +139,7 @@ func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req
 			return Result{}, fmt.Errorf("%w: %w", ErrNotStaged, why)
 		}
 		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace))
-		uerr := z.stage.ask(context.WithoutCancel(ctx), "u")
+		uerr := z.stage.ask("u")
 		if uerr != nil {
 			// The overlay may still be over the work dir: no later command
 			// may run on this zygote.

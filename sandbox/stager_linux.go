@@ -63,6 +63,11 @@ func stagerMain(args []string) int {
 	if *fd < 3 {
 		return helperFail(nil, 126, errors.New("stager arguments: need -fd"))
 	}
+	// Between commands the stager waits in the runtime's poller, not in a
+	// blocking read (see waitExited).
+	if err := unix.SetNonblock(*fd, true); err != nil {
+		return helperFail(nil, 126, fmt.Errorf("stager: %w", err))
+	}
 	conn := os.NewFile(uintptr(*fd), "stager")
 	defer conn.Close()
 	// Whatever is mounted here stays in this namespace.
