@@ -52,9 +52,12 @@ type landlockState struct {
 	// (removeLater), waited for before the stage root goes.
 	removing     sync.WaitGroup
 	removingMu   sync.Mutex
-	removingDone bool         // release began: remove at once
-	net          string       // the network policy: NetNone or NetProxy
-	egress       *egressState // the proxy's listener and server, under NetProxy
+	removingDone bool // release began: remove at once
+	// free holds stage dirs of commands that wrote nothing, cleared for
+	// the next command (recycle), under removingMu.
+	free   []StageDir
+	net    string       // the network policy: NetNone or NetProxy
+	egress *egressState // the proxy's listener and server, under NetProxy
 }
 
 // systemDirs are readable and executable inside the sandbox, where they

@@ -117,7 +117,7 @@ func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req
 		if err != nil {
 			return Result{}, err
 		}
-		sd, err := NewStageDir(st.stageRoot)
+		sd, err := st.newStage()
 		if err != nil {
 			return Result{}, fmt.Errorf("%w: %w", ErrStart, err)
 		}
@@ -156,6 +156,11 @@ func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req
 			return res, errors.Join(err, fmt.Errorf("%w: reading the command's staged writes: %w", ErrStart, serr))
 		}
 		staged.remove = st.removeLater
+		if uerr == nil {
+			// Unmounted: no overlay uses the upper dir any more, so an
+			// empty one may serve the next command.
+			staged.remove = st.recycleLater
+		}
 		res.Staged = staged
 		return res, err
 	}
@@ -190,12 +195,39 @@ func removeStageDir(dir string) {
 // volatile mount, and an empty upper dir), and reports whether it did: a
 // handful of unlinks, deepest first, instead of RemoveAll's listings.
 func removeEmptyStage(dir string) bool {
-	if err := unix.Unlink(filepath.Join(dir, "work/work/incompat/volatile/dirty")); err != nil && !errors.Is(err, unix.ENOENT) {
+	if !clearWork(dir) {
 		return false
 	}
-	for _, d := range [...]string{"work/work/incompat/volatile", "work/work/incompat", "work/work", "work", "upper", "."} {
+	for _, d := range [...]string{"work", "upper", "."} {
 		err := unix.Rmdir(filepath.Join(dir, d))
 		if err != nil && !errors.Is(err, unix.ENOENT) {
+			return false
+		}
+	}
+	return true
+}
+
+// clearWork removes overlayfs's work dir from the stage dir of a command
+// that wrote nothing, with the marks of a volatile mount, and reports
+// whether it could. overlayfs makes those dirs without permissions, which
+// only root's rights pass: for a user they are given back first.
+func clearWork(dir string) bool {
+	marks := [...]string{"work/work", "work/work/incompat", "work/work/incompat/volatile"}
+	dirty := filepath.Join(dir, "work/work/incompat/volatile/dirty")
+	err := unix.Unlink(dirty)
+	if errors.Is(err, unix.EACCES) {
+		for _, d := range marks {
+			if err := unix.Chmod(filepath.Join(dir, d), 0o700); err != nil && !errors.Is(err, unix.ENOENT) {
+				return false
+			}
+		}
+		err = unix.Unlink(dirty)
+	}
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return false
+	}
+	for i := len(marks) - 1; i >= 0; i-- {
+		if err := unix.Rmdir(filepath.Join(dir, marks[i])); err != nil && !errors.Is(err, unix.ENOENT) {
 			return false
 		}
 	}
@@ -237,6 +269,125 @@ func (st *landlockState) removeLater(dir string) {
 		defer st.removing.Done()
 		removeStageDir(dir)
 	}()
+}
+
+// maxFreeStages bounds the cleared stage dirs kept for later commands:
+// staged commands run one at a time, so one is in use while the last is
+// being cleared.
+const maxFreeStages = 2
+
+// newStage gives a staged command its stage dir: one a command that wrote
+// nothing left (recycle), else a new one.
+func (st *landlockState) newStage() (StageDir, error) {
+	st.removingMu.Lock()
+	if n := len(st.free); n > 0 {
+		d := st.free[n-1]
+		st.free = st.free[:n-1]
+		st.removingMu.Unlock()
+		return d, nil
+	}
+	st.removingMu.Unlock()
+	return NewStageDir(st.stageRoot)
+}
+
+// recycleLater is removeLater for a stage dir whose overlay is unmounted:
+// when the command wrote nothing, the dir is cleared for the next command
+// instead of removed. Making and removing the three dirs rein makes
+// costs most where the file system is slow to find room for new inodes
+// (ext4 without a journal passes over every inode freed in the last 30
+// seconds or so, each time it makes one).
+func (st *landlockState) recycleLater(dir string) {
+	st.removingMu.Lock()
+	if st.removingDone || len(st.free) >= maxFreeStages {
+		st.removingMu.Unlock()
+		st.removeLater(dir)
+		return
+	}
+	st.removing.Add(1)
+	st.removingMu.Unlock()
+	go func() {
+		defer st.removing.Done()
+		if sd, ok := clearStage(dir); ok {
+			st.removingMu.Lock()
+			if !st.removingDone && len(st.free) < maxFreeStages {
+				st.free = append(st.free, sd)
+				st.removingMu.Unlock()
+				return
+			}
+			st.removingMu.Unlock()
+		}
+		removeStageDir(dir)
+	}()
+}
+
+// clearStage makes the stage dir of a command that wrote nothing as
+// NewStageDir makes one, and reports whether it could: overlayfs's work
+// dir goes (a volatile mount's marks would refuse the next mount), and
+// the upper dir must be as made, empty, with its mode, owner and no
+// attribute but overlayfs's uuid (overlayfs keeps its marks there, and a
+// command may change the work dir's own mode, times or attributes, which
+// show through the upper dir); its times are made new.
+func clearStage(dir string) (StageDir, bool) {
+	sd := StageDir{Dir: dir, Upper: filepath.Join(dir, "upper"), work: filepath.Join(dir, "work")}
+	if !clearWork(dir) {
+		return sd, false
+	}
+	fd, err := unix.Open(sd.Upper, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return sd, false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode != unix.S_IFDIR|0o700 || int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid() {
+		return sd, false
+	}
+	if !onlyOverlayUUID(fd) {
+		return sd, false
+	}
+	if !emptyDir(fd) {
+		return sd, false
+	}
+	now := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
+	if unix.UtimesNanoAt(unix.AT_FDCWD, sd.Upper, now, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return sd, false
+	}
+	return sd, true
+}
+
+// onlyOverlayUUID reports whether the open upper dir fd has no extended
+// attribute but the one overlayfs itself sets on an upper dir's root when
+// it mounts it (overlay.uuid, Linux 6.6+; a command cannot set overlayfs's
+// own attributes through the overlay), which the next mount reads again.
+func onlyOverlayUUID(fd int) bool {
+	buf := make([]byte, 256)
+	n, err := unix.Flistxattr(fd, buf)
+	if err != nil {
+		return false
+	}
+	for name := range strings.SplitSeq(strings.TrimSuffix(string(buf[:n]), "\x00"), "\x00") {
+		if name != "" && name != "trusted.overlay.uuid" && name != "user.overlay.uuid" {
+			return false
+		}
+	}
+	return true
+}
+
+// emptyDir reports whether the open directory fd holds nothing but . and
+// .. (it reads from fd's current offset: a new descriptor).
+func emptyDir(fd int) bool {
+	buf := make([]byte, 512)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err != nil {
+			return false
+		}
+		if n <= 0 {
+			return true
+		}
+		if _, _, names := unix.ParseDirent(buf[:n], -1, nil); len(names) > 0 {
+			return false // ParseDirent leaves out . and ..
+		}
+	}
 }
 
 // overlayRule lets commands use the overlay now over the work dir.

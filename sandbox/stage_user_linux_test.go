@@ -73,14 +73,14 @@ func TestStagingAsUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(t.Context(), setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
-		"-test.run", "^(TestStagedWritesWaitForApply|TestStagedDiscard|TestStagedHostileWorkDir|TestStagedCommandHasNoCapability)$", "-test.v", "-test.count=1")
+		"-test.run", "^(TestStagedWritesWaitForApply|TestStagedDiscard|TestStagedHostileWorkDir|TestStagedCommandHasNoCapability|TestStageRecycle)$", "-test.v", "-test.count=1")
 	cmd.Dir = dir
 	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir, "PATH=" + os.Getenv("PATH"), "REIN_REQUIRE=overlay"}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
-	for _, name := range []string{"TestStagedWritesWaitForApply", "TestStagedDiscard", "TestStagedHostileWorkDir", "TestStagedCommandHasNoCapability"} {
+	for _, name := range []string{"TestStagedWritesWaitForApply", "TestStagedDiscard", "TestStagedHostileWorkDir", "TestStagedCommandHasNoCapability", "TestStageRecycle"} {
 		if !strings.Contains(string(out), "--- PASS: "+name) {
 			t.Errorf("as nobody, %s did not pass:\n%s", name, out)
 		}
