@@ -31,11 +31,16 @@ func TestStageRecycle(t *testing.T) {
 		{"writes", "echo y > g", false},
 		{"deletes", "rm f", false},
 		{"root-mode", "chmod 0755 .", false},
+		{"root-xattr", `/usr/bin/python3 -c 'import os; os.setxattr(".", "user.rein-test", b"x")'`, false},
 		{"root-times", "touch -d @0 .", true}, // times are made new
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
+			if strings.Contains(c.script, "/usr/bin/python3") {
+				_, err := os.Stat("/usr/bin/python3")
+				testenv.Need(t, "python3", err)
+			}
 			work := t.TempDir()
 			if err := os.WriteFile(filepath.Join(work, "f"), []byte("x"), 0o644); err != nil {
 				t.Fatal(err)
