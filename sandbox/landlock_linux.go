@@ -115,10 +115,14 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 // run runs req for c: through a helper of its own (PerCommand), staged,
 // or through the zygote.
 func (l *Landlock) run(ctx context.Context, c Cmd, st *landlockState, req runRequest) (Result, error) {
+	staging := !l.PerCommand && st.stageRoot != "" && !st.stageOff.Load()
+	if c.MustStage && !staging {
+		return Result{}, fmt.Errorf("%w: %w", ErrNotStaged, l.notStaging(st))
+	}
 	if l.PerCommand {
 		return l.execHelper(ctx, c, st, req)
 	}
-	if st.stageRoot != "" && !st.stageOff.Load() {
+	if staging {
 		return l.execStaged(ctx, c, st, req)
 	}
 	for retried := false; ; retried = true {

@@ -17,6 +17,9 @@ func (l *Local) Exec(ctx context.Context, c Cmd) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if c.MustStage {
+		return Result{}, fmt.Errorf("%w: the local executor does not stage its commands", ErrNotStaged)
+	}
 	shell := l.shell()
 	spec := &spawnSpec{
 		argv:      []string{shell, "-c", c.Script},

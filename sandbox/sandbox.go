@@ -52,6 +52,13 @@ type Cmd struct {
 	Timeout time.Duration
 	// Stdin is the command's standard input; empty means /dev/null.
 	Stdin string
+	// MustStage asks for the command to run staged (Result.Staged set) or
+	// not at all: a backend that does not stage it now — it cannot, it
+	// stopped staging, it was never asked to — runs nothing and returns an
+	// error wrapping ErrNotStaged. A caller that skips its own watch of the
+	// work dir because the command is staged sets it, so that no command
+	// it did not watch ever writes straight to the work dir.
+	MustStage bool
 }
 
 // Result is what a command did. A non-zero exit, a kill by a signal and a
@@ -103,11 +110,12 @@ type Executor interface {
 // StageReporter is an Executor asked to stage its commands' writes
 // (Landlock.Stage, docker's Options.Stage) that can say why it does not:
 // StageErr is nil while it stages (or before it knows), else the reason
-// its commands write straight to the work dir. While StageErr is nil, Exec
-// returns a Result with Staged set, or an error: a command whose overlay
-// cannot be mounted does not run (ErrNotStaged), so a caller that relies
-// on staging (tool/bash skips its own watch of protected paths) never gets
-// an unstaged command it did not expect.
+// its commands write straight to the work dir. StageErr is advice, read
+// before a command that may race with the executor turning staging off;
+// the guarantee is Cmd.MustStage: such a command comes back with Staged
+// set, or did not run (ErrNotStaged). A caller that relies on staging
+// (tool/bash skips its own watch of protected paths) sets it, and so never
+// gets an unstaged command it did not watch.
 type StageReporter interface {
 	StageErr() error
 }
@@ -129,10 +137,12 @@ var (
 	// and the restart failed or died too. It is the caller's failure, not
 	// the command's: no later command will run either.
 	ErrExecutorDead = errors.New("the sandbox is dead and could not be restarted")
-	// ErrNotStaged marks a command that did not run because its overlay
-	// could not be mounted: the executor runs its commands unstaged from
-	// then on (StageErr says why), and the caller may run it again.
-	ErrNotStaged = errors.New("the command's writes could not be staged, so it did not run; the sandbox runs commands unstaged from now on")
+	// ErrNotStaged marks a command that did not run because it could not
+	// be staged: its overlay could not be mounted (the executor runs its
+	// commands unstaged from then on, and StageErr says why), or the
+	// caller asked for staging (Cmd.MustStage) of an executor that does
+	// not stage. The caller may run it again, unstaged.
+	ErrNotStaged = errors.New("the command's writes could not be staged, so it did not run")
 )
 
 // defaultPath is PATH when rein's own environment has none.

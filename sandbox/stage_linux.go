@@ -136,7 +136,7 @@ func (l *Landlock) execStaged(ctx context.Context, c Cmd, st *landlockState, req
 			// does not run: its caller expected it staged (ErrNotStaged).
 			why := fmt.Errorf("mounting the overlay: %w", err)
 			st.stageFailed(why)
-			return Result{}, fmt.Errorf("%w: %w", ErrNotStaged, why)
+			return Result{}, fmt.Errorf("%w: %w; commands run unstaged from now on", ErrNotStaged, why)
 		}
 		res, err := z.exec(ctx, c, req, l.MaxOutput, graceOr(l.Grace))
 		uerr := z.stage.ask("u")

@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"syscall"
 
@@ -43,4 +45,22 @@ func (l *Landlock) StageErr() error {
 	st.zmu.Lock()
 	defer st.zmu.Unlock()
 	return st.stageErr
+}
+
+// notStaging says why a command asked to run staged (Cmd.MustStage) is
+// not: the executor does not stage now.
+func (l *Landlock) notStaging(st *landlockState) error {
+	switch {
+	case l.PerCommand:
+		return errors.New("the landlock sandbox runs each command in a helper of its own (PerCommand), which does not stage")
+	case !l.Stage:
+		return errors.New("the landlock sandbox was not asked to stage its commands (Landlock.Stage)")
+	}
+	st.zmu.Lock()
+	why := st.stageErr
+	st.zmu.Unlock()
+	if why == nil {
+		why = errors.New("the landlock sandbox does not stage its commands here")
+	}
+	return fmt.Errorf("%w; commands run unstaged from now on", why)
 }

@@ -386,6 +386,18 @@ func (e *Executor) stageErrNow() error {
 	return e.stageErr
 }
 
+// notStaging says why a command asked to run staged (Cmd.MustStage) is
+// not: the executor does not stage now.
+func (e *Executor) notStaging() error {
+	if !e.opts.Stage {
+		return fmt.Errorf("the %s sandbox was not asked to stage its commands (Options.Stage)", e.name)
+	}
+	if why := e.stageErrNow(); why != nil {
+		return fmt.Errorf("%w; commands run unstaged from now on", why)
+	}
+	return fmt.Errorf("the %s sandbox does not stage its commands here", e.name)
+}
+
 // stageFailed turns staging off for the executor's life.
 func (e *Executor) stageFailed(why error) {
 	e.mu.Lock()

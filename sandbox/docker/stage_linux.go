@@ -233,7 +233,10 @@ func (e *Executor) execStaged(ctx context.Context, c sandbox.Cmd) (sandbox.Resul
 			// caller expects this command staged (sandbox.ErrNotStaged).
 			why := errors.New("the container's mount namespace is not open to rein")
 			e.stageFailed(why)
-			return sandbox.Result{}, fmt.Errorf("%w: %w", sandbox.ErrNotStaged, why)
+			return sandbox.Result{}, fmt.Errorf("%w: %w; commands run unstaged from now on", sandbox.ErrNotStaged, why)
+		}
+		if c.MustStage {
+			return sandbox.Result{}, fmt.Errorf("%w: %w", sandbox.ErrNotStaged, e.notStaging())
 		}
 		return e.execOnce(ctx, c)
 	}
@@ -253,7 +256,7 @@ func (e *Executor) execStaged(ctx context.Context, c sandbox.Cmd) (sandbox.Resul
 		d.Remove()
 		why := fmt.Errorf("mounting the overlay in the container: %w", err)
 		e.stageFailed(why)
-		return sandbox.Result{}, fmt.Errorf("%w: %w", sandbox.ErrNotStaged, why)
+		return sandbox.Result{}, fmt.Errorf("%w: %w; commands run unstaged from now on", sandbox.ErrNotStaged, why)
 	}
 	res, err := e.execOnce(ctx, c)
 	ns.sweep()

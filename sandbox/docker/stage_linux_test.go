@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -355,5 +356,56 @@ func TestDockerStagedLeftoverKilled(t *testing.T) {
 	}
 	if got := run(t, e, work, "echo alive").Stdout; got != "alive\n" {
 		t.Fatalf("the container did not survive the sweep: %q", got)
+	}
+}
+
+// TestDockerMustStage: a command that must be staged (Cmd.MustStage)
+// comes back staged or did not run (sandbox.ErrNotStaged): in a container
+// not asked to stage, and in one whose staging stopped — as when a
+// restarted container's mount namespace cannot be entered — where
+// without MustStage it would write straight to the work dir.
+func TestDockerMustStage(t *testing.T) {
+	needStage(t)
+	for _, c := range []struct {
+		name   string
+		opts   Options
+		off    error // staging stopped after the first command
+		reason string
+	}{
+		{"staging", Options{Stage: true}, nil, ""},
+		{"not asked to stage", Options{}, nil, "not asked to stage"},
+		{"staging stopped", Options{Stage: true}, errors.New("the mount namespace went away"), "the mount namespace went away"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.Session = "muststage-" + randomHex(4)
+			e, work := start(t, c.opts)
+			if res := run(t, e, work, "true"); res.Staged != nil {
+				_ = res.Staged.Discard()
+			}
+			if c.off != nil {
+				e.stageFailed(c.off)
+			}
+			res, err := e.Exec(t.Context(), sandbox.Cmd{Script: "echo x > m", Dir: work, Timeout: 30 * time.Second, MustStage: true})
+			if _, serr := os.Lstat(filepath.Join(work, "m")); serr == nil {
+				t.Error("m is in the work dir: the command wrote straight to it")
+			}
+			if c.reason == "" {
+				if err != nil || res.Staged == nil {
+					t.Fatalf("staged %v, err %v; want it staged", res.Staged != nil, err)
+				}
+				_ = res.Staged.Discard()
+				return
+			}
+			if !errors.Is(err, sandbox.ErrNotStaged) || !strings.Contains(err.Error(), c.reason) {
+				t.Fatalf("err %v; want ErrNotStaged saying %q", err, c.reason)
+			}
+			// Without MustStage the command runs, unstaged.
+			if res := run(t, e, work, "echo x > m"); res.Staged != nil {
+				t.Fatal("staged without staging")
+			}
+			if got := readFile(t, filepath.Join(work, "m")); got != "x\n" {
+				t.Errorf("m = %q after an unstaged run", got)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ package docker
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/reinhq/rein/sandbox"
 )
@@ -31,6 +32,9 @@ func (e *Executor) enter(context.Context, string) (*nsState, error) {
 }
 
 func (e *Executor) execStaged(ctx context.Context, c sandbox.Cmd) (sandbox.Result, error) {
+	if c.MustStage {
+		return sandbox.Result{}, fmt.Errorf("%w: %w", sandbox.ErrNotStaged, stageSupported())
+	}
 	return e.execOnce(ctx, c)
 }
 
