@@ -33,12 +33,23 @@ func (s sessionEnv) Exec(ctx context.Context, c sandbox.Cmd) (sandbox.Result, er
 	return s.Executor.Exec(ctx, c)
 }
 
-// StageErr passes on the backend's reason for not staging, if it has one.
-func (s sessionEnv) StageErr() error {
-	if r, ok := s.Executor.(sandbox.StageReporter); ok {
-		return r.StageErr()
+// stagingEnv is a sessionEnv over a backend that can say whether it
+// stages (sandbox.StageReporter); a sessionEnv over one that cannot
+// claims nothing, so run_bash watches its commands.
+type stagingEnv struct{ sessionEnv }
+
+// StageErr passes on the backend's reason for not staging.
+func (s stagingEnv) StageErr() error {
+	return s.Executor.(sandbox.StageReporter).StageErr()
+}
+
+// withSessionEnv wraps ex in a sessionEnv, a stagingEnv when ex reports
+// on its staging.
+func withSessionEnv(s sessionEnv) sandbox.Executor {
+	if _, ok := s.Executor.(sandbox.StageReporter); ok {
+		return stagingEnv{s}
 	}
-	return nil
+	return s
 }
 
 // childInside returns what a backend's commands' environment is built

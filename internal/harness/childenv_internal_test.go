@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -63,6 +64,41 @@ func TestSessionEnvPerBackend(t *testing.T) {
 		}
 		if !slices.Equal(got, []string{"ONLY=1"}) {
 			t.Errorf("%s: a caller's environment became %q", c.backend, got)
+		}
+	}
+}
+
+// reporter is an envRecorder that says whether it stages.
+type reporter struct {
+	envRecorder
+	why error
+}
+
+func (r reporter) StageErr() error { return r.why }
+
+// TestSessionEnvStageReport: the session's wrapper says whether commands
+// are staged only when its backend can say so; over one that cannot
+// (sandbox.Local) it claims nothing, so run_bash watches every command.
+func TestSessionEnvStageReport(t *testing.T) {
+	var env []string
+	why := errors.New("no overlay")
+	for _, c := range []struct {
+		name     string
+		ex       sandbox.Executor
+		reporter bool
+		err      error
+	}{
+		{"local", envRecorder{&env}, false, nil},
+		{"stages", reporter{envRecorder{&env}, nil}, true, nil},
+		{"cannot stage", reporter{envRecorder{&env}, why}, true, why},
+	} {
+		rep, ok := withSessionEnv(sessionEnv{Executor: c.ex}).(sandbox.StageReporter)
+		if ok != c.reporter {
+			t.Errorf("%s: a StageReporter %v, want %v", c.name, ok, c.reporter)
+			continue
+		}
+		if ok && rep.StageErr() != c.err {
+			t.Errorf("%s: StageErr %v, want %v", c.name, rep.StageErr(), c.err)
 		}
 	}
 }

@@ -209,7 +209,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		closeExec = sync.OnceFunc(func() { _ = closer.Close() })
 		defer closeExec()
 		host, inside := childInside(b, os.Environ())
-		exec, backend = sessionEnv{Executor: ex, host: host, inside: inside, session: id, token: token}, b
+		exec, backend = withSessionEnv(sessionEnv{Executor: ex, host: host, inside: inside, session: id, token: token}), b
 		spec.Policy.Exec = Capabilities(b)
 	}
 	// The token never reaches the model or the log in full, whatever a

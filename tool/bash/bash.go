@@ -145,15 +145,15 @@ func schema(maxS int) json.RawMessage {
 }
 
 type runner struct {
-	ex         sandbox.Executor
-	root       string
-	env        []string
-	def, max   time.Duration
-	watch      *watch
-	staging    Staging
-	staged     bool        // the session stages (Options.Staging set)
-	told       atomic.Bool // the model was told the sandbox could not stage
-	lastStaged atomic.Bool // the last command came back staged
+	ex       sandbox.Executor
+	root     string
+	env      []string
+	def, max time.Duration
+	watch    *watch
+	staging  Staging
+	staged   bool        // the session stages (Options.Staging set)
+	told     atomic.Bool // the model was told the sandbox could not stage
+	unstaged atomic.Bool // a command could not be staged: every later one is watched
 }
 
 func (r *runner) run(ctx context.Context, a Args) (string, error) {
@@ -168,25 +168,29 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 	// A staged command's writes to protected paths are refused when they
 	// are settled (protectedStaged), so the watch — two walks of the work
 	// dir, most of a command's cost in a large repository — is for
-	// commands that write straight to the work dir. It is skipped only
-	// once the executor has shown that it stages (the last command came
-	// back staged) and still says it does: such an executor runs every
-	// command staged or not at all (sandbox.StageReporter).
-	cmd := sandbox.Cmd{Script: a.Command, Dir: dir, Env: r.env, Timeout: timeout}
-	watched := !r.lastStaged.Load() || !r.stagesNow()
+	// commands that write straight to the work dir. It is skipped while
+	// the executor says it stages, and then the command must be staged
+	// (Cmd.MustStage): an executor that cannot stage it runs nothing and
+	// says so (ErrNotStaged), and it runs again, watched, as does every
+	// later command.
+	watched := r.unstaged.Load() || !r.stagesNow()
+	cmd := sandbox.Cmd{Script: a.Command, Dir: dir, Env: r.env, Timeout: timeout, MustStage: !watched}
 	var before map[string]node
 	if watched {
 		before = r.watch.snapshot()
 	}
 	res, err := r.ex.Exec(ctx, cmd)
-	if !watched && errors.Is(err, sandbox.ErrNotStaged) {
-		// The overlay could not be mounted and the command did not run;
-		// from now on commands write straight to the work dir, watched.
-		r.lastStaged.Store(false)
-		watched, before = true, r.watch.snapshot()
+	if errors.Is(err, sandbox.ErrNotStaged) {
+		// Nothing ran: it could not be staged (the overlay could not be
+		// mounted, or the executor does not stage after all). From now on
+		// commands write straight to the work dir, watched.
+		r.unstaged.Store(true)
+		if !watched {
+			watched, before = true, r.watch.snapshot()
+		}
+		cmd.MustStage = false
 		res, err = r.ex.Exec(ctx, cmd)
 	}
-	r.lastStaged.Store(res.Staged != nil)
 	// Staged writes are judged and applied (or dropped) first: an aborted
 	// or failed run applies nothing.
 	var staged string
@@ -206,8 +210,10 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 	case watched:
 		note += r.watch.undo(before)
 	case res.Staged == nil && err == nil:
-		// Not staged although the executor said it stages: a broken
-		// promise of its, never seen. Nothing to compare with: say so.
+		// Run unstaged although it had to be staged (Cmd.MustStage): an
+		// executor that breaks the contract. Nothing to compare with: say
+		// so, and watch every later command.
+		r.unstaged.Store(true)
 		note += "\n[rein: this command was not staged, and protected paths were not checked after it]"
 	}
 	switch {

