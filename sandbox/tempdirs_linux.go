@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -26,8 +27,9 @@ import (
 // dead one; dirs of a rein that predates the lock do not carry the mark
 // and are left alone.
 
-// heldKinds are the kinds of held dir.
-var heldKinds = []string{"sandbox", "mask", "stage"}
+// heldKinds are the kinds of held dir: the landlock executor's, and the
+// docker backend's mask source and stage root.
+var heldKinds = []string{"sandbox", "mask", "stage", "docker-mask", "docker-stage"}
 
 // heldPrefix is the name prefix of a held dir of kind.
 func heldPrefix(kind string) string { return "rein-" + kind + "-h" }
@@ -50,6 +52,21 @@ func makeHeld(kind string) (string, *os.File, error) {
 	}
 	return dir, lock, nil
 }
+
+// MakeHeld makes a temp dir of kind, one of the docker backend's
+// ("docker-mask", "docker-stage"), held by a lock the caller keeps open
+// until it has removed the dir; SweepHeld removes it once its maker is
+// gone without removing it (a rein killed).
+func MakeHeld(kind string) (string, *os.File, error) {
+	if !slices.Contains(heldKinds, kind) {
+		return "", nil, fmt.Errorf("no held temp dir of kind %q", kind)
+	}
+	return makeHeld(kind)
+}
+
+// SweepHeld removes the held temp dirs of this user whose maker is gone,
+// landlock's and docker's alike, and returns how many it removed.
+func SweepHeld() int { return sweepHeld() }
 
 // lockDir opens dir and takes its lock without waiting; it fails with
 // EWOULDBLOCK while another process holds it.

@@ -136,6 +136,7 @@ type Executor struct {
 	masks     maskSource
 	memLimit  int64      // Options.Memory in bytes, for OOM reports
 	stageRoot string     // where staged commands' upper dirs go; "" unstaged
+	stageLock *os.File   // held on stageRoot until it is removed
 	stageMu   sync.Mutex // staged commands run one at a time
 
 	mu       sync.Mutex
@@ -279,6 +280,7 @@ func Start(ctx context.Context, o Options) (*Executor, error) {
 			return nil, fmt.Errorf("%w: %w", sandbox.ErrUnsupported, err)
 		}
 	}
+	sandbox.SweepHeld() // what killed reins left in the temp dir
 	if o.Stage {
 		if err := e.initStage(); err != nil {
 			e.stageErr = err
@@ -364,6 +366,9 @@ func (e *Executor) Close() error {
 func (e *Executor) removeStageRoot() {
 	if e.stageRoot != "" {
 		sandbox.RemoveStageDir(e.stageRoot)
+	}
+	if e.stageLock != nil {
+		_ = e.stageLock.Close()
 	}
 }
 

@@ -19,16 +19,19 @@ const maxMasks = 2000
 // maskSource is an empty read-only file and an empty read-only directory,
 // in a directory of their own, that the container mounts over the work
 // dir's credential files and directories.
+// Its dir is held (sandbox.MakeHeld): a rein killed before it removed it
+// leaves it for the next executor's sweep.
 type maskSource struct {
 	dir, file, empty string
+	lock             *os.File
 }
 
 func newMaskSource() (maskSource, error) {
-	dir, err := os.MkdirTemp("", "rein-docker-mask-")
+	dir, lock, err := sandbox.MakeHeld("docker-mask")
 	if err != nil {
 		return maskSource{}, fmt.Errorf("the empty file to mask credentials with: %w", err)
 	}
-	s := maskSource{dir: dir, file: filepath.Join(dir, "file"), empty: filepath.Join(dir, "dir")}
+	s := maskSource{dir: dir, file: filepath.Join(dir, "file"), empty: filepath.Join(dir, "dir"), lock: lock}
 	if err := os.WriteFile(s.file, nil, 0o444); err != nil {
 		s.remove()
 		return maskSource{}, fmt.Errorf("the empty file to mask credentials with: %w", err)
@@ -46,7 +49,10 @@ func (s maskSource) remove() {
 	}
 	_ = os.Chmod(s.empty, 0o700)
 	if err := os.RemoveAll(s.dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		_ = err // a leftover empty temp dir harms nothing
+		_ = err // a leftover empty temp dir harms nothing; the sweep takes it
+	}
+	if s.lock != nil {
+		_ = s.lock.Close()
 	}
 }
 

@@ -109,16 +109,19 @@ func (e *Executor) initStage() error {
 	if err := stageSupported(); err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "rein-docker-stage-")
+	// Held (sandbox.MakeHeld): a rein killed mid-command leaves its last
+	// command's writes here, for the next executor's sweep to remove.
+	dir, lock, err := sandbox.MakeHeld("docker-stage")
 	if err != nil {
 		return fmt.Errorf("stage root: %w", err)
 	}
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil || within(real, e.src) || within(e.src, real) {
 		_ = os.RemoveAll(dir)
+		_ = lock.Close()
 		return fmt.Errorf("stage root %s cannot hold upper dirs for %s", dir, e.src)
 	}
-	e.stageRoot = real
+	e.stageRoot, e.stageLock = real, lock
 	return nil
 }
 

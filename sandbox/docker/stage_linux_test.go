@@ -409,3 +409,34 @@ func TestDockerMustStage(t *testing.T) {
 		})
 	}
 }
+
+// TestDockerHeldWhileOpen: the docker executor's temp dirs (the mask
+// source, the stage root) are held while it lives, so another executor's
+// sweep leaves them, and removed by Close; a killed rein's are swept
+// (sandbox.TestSweepHeld).
+func TestDockerHeldWhileOpen(t *testing.T) {
+	needStage(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	e, work := start(t, Options{Stage: true, Session: "held-" + randomHex(4)})
+	if res := run(t, e, work, "echo x > f"); res.Staged != nil {
+		_ = res.Staged.Discard()
+	}
+	made, _ := filepath.Glob(filepath.Join(tmp, "rein-docker-*-h*"))
+	if len(made) != 2 {
+		t.Fatalf("held dirs %v, want the mask source and the stage root", made)
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	for _, d := range made {
+		_ = os.Chtimes(d, old, old)
+	}
+	if n := sandbox.SweepHeld(); n != 0 {
+		t.Errorf("a live executor's dirs were swept: %d", n)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "rein-*")); len(left) != 0 {
+		t.Errorf("left after Close: %v", left)
+	}
+}
