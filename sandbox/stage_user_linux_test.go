@@ -42,7 +42,9 @@ func TestStagedCommandHasNoCapability(t *testing.T) {
 // TestStagingAsUser runs the staging tests again as nobody (uid 65534),
 // with REIN_REQUIRE=overlay so that a stager that cannot mount fails them
 // instead of skipping: as a user, the helper's user namespace must give
-// the stager what it needs to mount, and the commands nothing.
+// the stager what it needs to mount, and the commands nothing. The
+// leftover tests run too: a user has no pids cgroup, so the zygote's own
+// sweep is all that kills what a command left behind.
 func TestStagingAsUser(t *testing.T) {
 	needLandlock(t)
 	if os.Geteuid() != 0 {
@@ -73,14 +75,15 @@ func TestStagingAsUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(t.Context(), setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
-		"-test.run", "^(TestStagedWritesWaitForApply|TestStagedDiscard|TestStagedHostileWorkDir|TestStagedCommandHasNoCapability|TestStageRecycle)$", "-test.v", "-test.count=1")
+		"-test.run", "^(TestStagedWritesWaitForApply|TestStagedDiscard|TestStagedHostileWorkDir|TestStagedCommandHasNoCapability|TestStageRecycle|TestLandlockKillsWhatLeftTheGroup|TestLandlockLeftoversWaitForTheLastCommand|TestLeftoverCannotWriteLater)$", "-test.v", "-test.count=1")
 	cmd.Dir = dir
 	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir, "PATH=" + os.Getenv("PATH"), "REIN_REQUIRE=overlay"}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
-	for _, name := range []string{"TestStagedWritesWaitForApply", "TestStagedDiscard", "TestStagedHostileWorkDir", "TestStagedCommandHasNoCapability", "TestStageRecycle"} {
+	for _, name := range []string{"TestStagedWritesWaitForApply", "TestStagedDiscard", "TestStagedHostileWorkDir", "TestStagedCommandHasNoCapability", "TestStageRecycle",
+		"TestLandlockKillsWhatLeftTheGroup", "TestLandlockLeftoversWaitForTheLastCommand", "TestLeftoverCannotWriteLater"} {
 		if !strings.Contains(string(out), "--- PASS: "+name) {
 			t.Errorf("as nobody, %s did not pass:\n%s", name, out)
 		}

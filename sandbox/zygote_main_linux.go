@@ -171,6 +171,12 @@ type zygoteServer struct {
 	wg      sync.WaitGroup     // the commands' goroutines
 	jobs    chan zjob          // to the spare worker
 	overlay *overlayRule       // when commands are staged
+
+	// sweepMu orders sweeps and starts: active counts the commands
+	// started or starting, and a sweep runs only at zero, so it never
+	// kills a command of its own.
+	sweepMu sync.Mutex
+	active  int
 }
 
 // zjob is a command for a worker.
@@ -331,9 +337,15 @@ func (s *zygoteServer) run(id uint64, req runRequest, std [runFDs]int) {
 		}
 		return nil
 	}
+	s.sweepMu.Lock()
+	s.active++
+	s.sweepMu.Unlock()
 	pid, err := s.start(req, std)
 	closeFDs(std[:3])
 	if err != nil {
+		s.sweepMu.Lock()
+		s.active--
+		s.sweepMu.Unlock()
 		typ := frameFailed
 		if errors.Is(err, errExecFailed) {
 			typ = frameNoExec
@@ -363,7 +375,25 @@ func (s *zygoteServer) run(id uint64, req runRequest, std [runFDs]int) {
 	s.mu.Lock()
 	delete(s.cmds, id)
 	s.mu.Unlock()
+	s.sweepIfLast()
 	_ = answer(frameDone, uint32Body(uint32(ws)))
+}
+
+// sweepIfLast kills what the commands left (processes that left their
+// group or session: a daemon, a double fork) once no other command runs,
+// before the last one is reported done: so nothing they left can write
+// after rein has compared the work dir (the watch) or detached a staged
+// command's overlay, whose absolute paths then lead to the work dir
+// itself. The executor's pids cgroup, where there is one, is swept by rein
+// as well; without one (rein not root) this is the only sweep. While
+// another command runs they are left until it ends too: a sweep cannot
+// tell whose they are.
+func (s *zygoteServer) sweepIfLast() {
+	s.sweepMu.Lock()
+	defer s.sweepMu.Unlock()
+	if s.active--; s.active == 0 {
+		sweep()
+	}
 }
 
 // start starts the command; the child enters the commands' Landlock
