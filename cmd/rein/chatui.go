@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
@@ -127,7 +126,11 @@ func (c *chat) edit(ctx context.Context) (string, error) {
 // does when Ctrl-C reaches the plain prompt (the session aborted and
 // recorded). It returns ctx's error once ctx ends, io.EOF if it does not.
 func interruptSelf(ctx context.Context) error {
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+	self, err := os.FindProcess(os.Getpid())
+	if err == nil {
+		err = self.Signal(os.Interrupt) // not on Windows: the chat ends as at EOF
+	}
+	if err != nil {
 		return io.EOF
 	}
 	select {

@@ -215,6 +215,11 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 		// so, and watch every later command.
 		r.unstaged.Store(true)
 		note += "\n[rein: this command was not staged, and protected paths were not checked after it]"
+	case res.Staged == nil:
+		// It failed, unstaged, unwatched: no executor rein has lets such a
+		// command write to the work dir, but a broken one might have.
+		// Every later command is watched.
+		r.unstaged.Store(true)
 	}
 	switch {
 	case errors.Is(err, sandbox.ErrAborted):
