@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -112,6 +113,7 @@ func Builtin() []Rule {
 // protects, rather than nothing.
 type List struct {
 	extra []compiled
+	ix    *index // the built-in rules and extra, indexed; nil: builtinIndex
 }
 
 // compiled is a rule with its pattern normalized and split, once.
@@ -120,6 +122,10 @@ type compiled struct {
 	elems []string
 	glob  bool // some element has a wildcard: match with path.Match
 	dir   bool
+	// suffix[i], for an element "*" and a literal (*.code-workspace), is
+	// the literal: the element matches a name that ends with it, as
+	// path.Match would say, without its scan.
+	suffix []string
 }
 
 func compile(rules []Rule) []compiled {
@@ -127,12 +133,64 @@ func compile(rules []Rule) []compiled {
 	for i, r := range rules {
 		n := normalize(r.Pattern)
 		out[i] = compiled{Rule: r, elems: strings.Split(n, "/"), glob: strings.ContainsAny(n, `*?[\`), dir: strings.HasSuffix(r.Pattern, "/")}
+		if out[i].glob {
+			out[i].suffix = make([]string, len(out[i].elems))
+			for j, e := range out[i].elems {
+				if lit, ok := strings.CutPrefix(e, "*"); ok && lit != "" && !strings.ContainsAny(lit, `*?[\`) {
+					out[i].suffix[j] = lit
+				}
+			}
+		}
 	}
 	return out
 }
 
 // builtin is the built-in rules compiled, made once and never changed.
 var builtin = sync.OnceValue(func() []compiled { return compile(Builtin()) })
+
+// builtinIndex indexes the built-in rules alone.
+var builtinIndex = sync.OnceValue(func() *index { return newIndex(builtin()) })
+
+// index finds the rules a path may match without trying each: a rule
+// matches only where the path has an element equal to its first, unless
+// that first element is a pattern. Tried in the list's order, the first
+// that matches wins, as it would trying every rule in turn.
+type index struct {
+	rules   []compiled       // in the list's order: the built-in ones first
+	byFirst map[string][]int // a literal first element: the rules' positions, ascending
+	globs   []int            // the rules whose first element is a pattern, ascending
+}
+
+func newIndex(rules []compiled) *index {
+	ix := &index{rules: rules, byFirst: map[string][]int{}}
+	for i, c := range rules {
+		if first := c.elems[0]; strings.ContainsAny(first, `*?[\`) {
+			ix.globs = append(ix.globs, i)
+		} else {
+			ix.byFirst[first] = append(ix.byFirst[first], i)
+		}
+	}
+	return ix
+}
+
+// match returns the position of the first rule that matches elems, or -1.
+func (ix *index) match(elems []string) int {
+	best := -1
+	try := func(i int) {
+		if (best < 0 || i < best) && ix.rules[i].matches(elems) {
+			best = i
+		}
+	}
+	for _, e := range elems {
+		for _, i := range ix.byFirst[e] {
+			try(i)
+		}
+	}
+	for _, i := range ix.globs {
+		try(i)
+	}
+	return best
+}
 
 // Default returns the built-in list.
 func Default() *List { return &List{} }
@@ -145,6 +203,9 @@ func (l *List) With(extra ...Rule) *List {
 		n.extra = append(n.extra, l.extra...)
 	}
 	n.extra = append(n.extra, compile(extra)...)
+	if len(n.extra) > 0 {
+		n.ix = newIndex(append(slices.Clip(builtin()), n.extra...))
+	}
 	return n
 }
 
@@ -172,24 +233,48 @@ func (l *List) Rules() []Rule {
 // that are invisible and ignored by HFS+ (zero-width joiners and the like)
 // removed.
 func (l *List) Match(rel string) (Rule, bool) {
-	p := normalize(rel)
-	if p == "" {
-		return Rule{}, false
-	}
-	elems := strings.Split(p, "/")
-	for _, c := range builtin() {
-		if c.matches(elems) {
-			return c.Rule, true
+	p := rel
+	if !normal(p) {
+		if p = normalize(rel); p == "" {
+			return Rule{}, false
 		}
 	}
-	if l != nil {
-		for _, c := range l.extra {
-			if c.matches(elems) {
-				return c.Rule, true
-			}
-		}
+	ix := builtinIndex()
+	if l != nil && l.ix != nil {
+		ix = l.ix
+	}
+	if i := ix.match(strings.Split(p, "/")); i >= 0 {
+		return ix.rules[i].Rule, true
 	}
 	return Rule{}, false
+}
+
+// normal reports whether p is as normalize would make it, so that it can
+// be matched as it is: ASCII without upper case or backslashes, no empty,
+// "." or ".." element, none ending in a dot or a space. Most paths of a
+// work dir are.
+func normal(p string) bool {
+	if p == "" {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) {
+			c := p[i]
+			if c >= utf8.RuneSelf || c == '\\' || 'A' <= c && c <= 'Z' {
+				return false
+			}
+			if c != '/' {
+				continue
+			}
+		}
+		e := p[start:i]
+		if e == "" || e[len(e)-1] == '.' || e[len(e)-1] == ' ' {
+			return false // also "." and ".."
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // normalize cleans p into lower-case slash-separated elements without a
@@ -258,6 +343,12 @@ func (c *compiled) elemsMatch(got []string) bool {
 	for i, pat := range c.elems {
 		if !c.glob {
 			if pat != got[i] {
+				return false
+			}
+			continue
+		}
+		if lit := c.suffix[i]; lit != "" {
+			if !strings.HasSuffix(got[i], lit) {
 				return false
 			}
 			continue
