@@ -367,10 +367,11 @@ func OverlayFDStatus() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("%w: making an overlay needs root here", ErrUnsupported)
 	}
-	parent, err := os.MkdirTemp("", "rein-stage-probe-")
+	parent, lock, err := makeHeld("stage-probe") // a killed rein's is swept
 	if err != nil {
 		return err
 	}
+	defer lock.Close()
 	defer removeStageDir(parent)
 	lower := filepath.Join(parent, "lower")
 	if err := os.Mkdir(lower, 0o700); err != nil {

@@ -457,11 +457,12 @@ func StageProbe(ctx context.Context, helper string) error {
 	if err := StageStatus(); err != nil {
 		return err
 	}
-	parent, err := os.MkdirTemp("", "rein-stage-probe-")
+	parent, lock, err := makeHeld("stage-probe") // a killed rein's is swept
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(parent)
+	defer lock.Close()
+	defer removeStageDir(parent)
 	work := filepath.Join(parent, "work")
 	if err := os.Mkdir(work, 0o700); err != nil {
 		return err

@@ -27,9 +27,10 @@ import (
 // dead one; dirs of a rein that predates the lock do not carry the mark
 // and are left alone.
 
-// heldKinds are the kinds of held dir: the landlock executor's, and the
-// docker backend's mask source and stage root.
-var heldKinds = []string{"sandbox", "mask", "stage", "docker-mask", "docker-stage"}
+// heldKinds are the kinds of held dir: the landlock executor's, the
+// staging probes' (sandbox doctor), and the docker backend's mask source
+// and stage root.
+var heldKinds = []string{"sandbox", "mask", "stage", "stage-probe", "docker-mask", "docker-stage"}
 
 // heldPrefix is the name prefix of a held dir of kind.
 func heldPrefix(kind string) string { return "rein-" + kind + "-h" }

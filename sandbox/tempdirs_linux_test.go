@@ -37,7 +37,7 @@ func TestSweepHeld(t *testing.T) {
 		return dir
 	}
 	dead := []string{mk(heldPrefix("sandbox")+"1", old), mk(heldPrefix("stage")+"2", old), mk(heldPrefix("mask")+"3", old),
-		mk(heldPrefix("docker-mask")+"7", old), mk(heldPrefix("docker-stage")+"8", old)}
+		mk(heldPrefix("docker-mask")+"7", old), mk(heldPrefix("docker-stage")+"8", old), mk(heldPrefix("stage-probe")+"9", old)}
 	fresh := mk(heldPrefix("stage")+"4", time.Now())
 	unmarked := mk("rein-stage-5", old)
 	live := mk(heldPrefix("sandbox")+"6", old)
