@@ -58,6 +58,9 @@ type landlockState struct {
 	free   []StageDir
 	net    string       // the network policy: NetNone or NetProxy
 	egress *egressState // the proxy's listener and server, under NetProxy
+	// base brings baseGrants, walked while the masks are found; build
+	// takes it.
+	base <-chan []grant
 }
 
 // systemDirs are readable and executable inside the sandbox, where they
@@ -330,7 +333,7 @@ func (st *landlockState) build(root bool) error {
 		}
 		st.attr.Cloneflags |= syscall.CLONE_NEWNS // the masks are the helper's alone
 	}
-	grants := systemGrants(st.workDir, st.tmp)
+	grants := append(<-st.base, grant{grantRW, st.workDir}, grant{grantRW, st.tmp})
 	var ports []uint16
 	if st.net == NetProxy {
 		ports = []uint16{ProxyPort}

@@ -260,8 +260,12 @@ func (l *Landlock) settings() (landlockSettings, error) {
 // buildState builds what every command shares, for settings set; it
 // stops, and builds nothing, when ctx ends.
 func (l *Landlock) buildState(ctx context.Context, set landlockSettings) (*landlockState, error) {
+	// The walk of /etc for the grants and the walk of the work dir for
+	// the masks go on together: neither needs the other.
+	base := make(chan []grant, 1)
+	go func() { base <- baseGrants() }()
 	st := &landlockState{helper: set.helper, workDir: set.work, netns: set.netns, net: set.net, cgroups: findPidsCgroup(),
-		netnsF: set.netnsF, egress: set.egress} // from here on, st.release releases them
+		netnsF: set.netnsF, egress: set.egress, base: base} // from here on, st.release releases them
 	if st.cgroups != "" {
 		sweepCgroups(st.cgroups)
 		if l.memory() > 0 {
