@@ -24,13 +24,31 @@ import (
 // BenchmarkDownload fetches 10 MB from a test host in its own network
 // namespace, directly and through the proxy, interleaved, and reports the
 // median of each and their ratio (proxy/direct; the target is at most
-// 1.2). One op is one download each way.
+// 1.2). One op is one download each way. link=veth is the bare veth pair,
+// where the CPU sets the pace (about 4 GB/s); link=1gbit limits what the
+// host sends to 1 Gbit/s (tc's tbf), where the network does, as for a
+// download from outside.
 //
 //	go test -run '^$' -bench BenchmarkDownload -benchtime 50x ./egress/
 func BenchmarkDownload(b *testing.B) {
+	for _, rate := range []string{"", "1gbit"} {
+		name := "link=veth"
+		if rate != "" {
+			name = "link=" + rate
+		}
+		b.Run(name, func(b *testing.B) { benchDownload(b, rate) })
+	}
+}
+
+func benchDownload(b *testing.B, rate string) {
 	h, err := testnet.New(b.Context())
 	testenv.Need(b, "netns", err)
 	b.Cleanup(func() { _ = h.Close() })
+	if rate != "" {
+		if err := h.Shape(b.Context(), rate); err != nil {
+			b.Fatal(err)
+		}
+	}
 	blob := make([]byte, 10<<20)
 	rand.Read(blob)
 	ln, err := h.Listen(80)

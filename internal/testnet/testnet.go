@@ -31,7 +31,7 @@ type Host struct {
 	// Addr is the host's address; Gateway is rein's end of the link.
 	Addr, Gateway netip.Addr
 	name          string // the namespace's name under /run/netns
-	outer         string // rein's end of the veth pair
+	outer, inner  string // rein's end of the veth pair, and the host's
 	ns            *os.File
 }
 
@@ -61,6 +61,7 @@ func NewTagged(ctx context.Context, tag string) (*Host, error) {
 	h := &Host{
 		name:    "rein-" + tag + id,
 		outer:   outer,
+		inner:   inner,
 		Gateway: netip.AddrFrom4([4]byte{198, 51, 100, sub + 1}),
 		Addr:    netip.AddrFrom4([4]byte{198, 51, 100, sub + 2}),
 	}
@@ -109,6 +110,17 @@ func (h *Host) Listen(port int) (net.Listener, error) {
 	}()
 	r := <-ch
 	return r.ln, r.err
+}
+
+// Shape limits what the host sends to rate (tc's syntax: "1gbit",
+// "100mbit"), as a link of that speed would: for measures of what a
+// download costs where the network, not the CPU, sets its pace.
+func (h *Host) Shape(ctx context.Context, rate string) error {
+	args := []string{"-n", h.name, "qdisc", "replace", "dev", h.inner, "root", "tbf", "rate", rate, "burst", "512kb", "latency", "100ms"}
+	if out, err := exec.CommandContext(ctx, "tc", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("tc %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // Close removes the namespace and with it the veth pair.
