@@ -44,7 +44,9 @@ func TestStagedCommandHasNoCapability(t *testing.T) {
 // instead of skipping: as a user, the helper's user namespace must give
 // the stager what it needs to mount, and the commands nothing. The
 // leftover tests run too: a user has no pids cgroup, so the zygote's own
-// sweep is all that kills what a command left behind.
+// sweep is all that kills what a command left behind. So do the sweep
+// tests: a user's sweep must give back the permissions a dead executor's
+// dirs lack, through no link.
 func TestStagingAsUser(t *testing.T) {
 	needLandlock(t)
 	if os.Geteuid() != 0 {
@@ -75,7 +77,7 @@ func TestStagingAsUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(t.Context(), setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
-		"-test.run", "^(TestStagedWritesWaitForApply|TestStagedDiscard|TestStagedHostileWorkDir|TestStagedCommandHasNoCapability|TestStageRecycle|TestLandlockKillsWhatLeftTheGroup|TestLandlockLeftoversWaitForTheLastCommand|TestLeftoverCannotWriteLater)$", "-test.v", "-test.count=1")
+		"-test.run", "^(TestStagedWritesWaitForApply|TestStagedDiscard|TestStagedHostileWorkDir|TestStagedCommandHasNoCapability|TestStageRecycle|TestLandlockKillsWhatLeftTheGroup|TestLandlockLeftoversWaitForTheLastCommand|TestLeftoverCannotWriteLater|TestSweepHeld|TestSweepFollowsNoLink)$", "-test.v", "-test.count=1")
 	cmd.Dir = dir
 	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir, "PATH=" + os.Getenv("PATH"), "REIN_REQUIRE=overlay"}
 	out, err := cmd.CombinedOutput()
@@ -83,7 +85,8 @@ func TestStagingAsUser(t *testing.T) {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 	for _, name := range []string{"TestStagedWritesWaitForApply", "TestStagedDiscard", "TestStagedHostileWorkDir", "TestStagedCommandHasNoCapability", "TestStageRecycle",
-		"TestLandlockKillsWhatLeftTheGroup", "TestLandlockLeftoversWaitForTheLastCommand", "TestLeftoverCannotWriteLater"} {
+		"TestLandlockKillsWhatLeftTheGroup", "TestLandlockLeftoversWaitForTheLastCommand", "TestLeftoverCannotWriteLater",
+		"TestSweepHeld", "TestSweepFollowsNoLink"} {
 		if !strings.Contains(string(out), "--- PASS: "+name) {
 			t.Errorf("as nobody, %s did not pass:\n%s", name, out)
 		}

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,10 +108,36 @@ func sweepHeld() int {
 			if err != nil {
 				continue // held: its maker lives
 			}
-			removeStageDir(dir)
+			removeSwept(dir)
 			lock.Close()
 			n++
 		}
 	}
 	return n
+}
+
+// removeSwept removes a dead executor's held dir without following a
+// link anywhere in it. Its commands could write there (the private temp
+// dir is theirs), and a link planted where overlayfs's work dir would be
+// must not lead a chmod, an unlink or a rmdir out of the temp dir, as
+// removeStageDir's shortcuts by name would. RemoveAll never follows a
+// link; only what it could not remove (directories a user's rein left
+// without permissions) is given them back first, through an os.Root, which
+// refuses any link that leads out of the dir.
+func removeSwept(dir string) {
+	if os.RemoveAll(dir) == nil {
+		return
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return
+	}
+	_ = fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = r.Chmod(p, 0o700) // before WalkDir reads it
+		}
+		return nil
+	})
+	_ = r.Close()
+	_ = os.RemoveAll(dir)
 }

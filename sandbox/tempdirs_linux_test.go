@@ -119,3 +119,76 @@ func TestHeldWhileOpen(t *testing.T) {
 		t.Errorf("left after Close: %v", left)
 	}
 }
+
+// TestSweepFollowsNoLink: a dead executor's private temp dir is its
+// commands', so they could have planted links where overlayfs's work dir
+// and its marks would be, to a file, to a directory, or instead of the
+// work dir itself. The sweep removes the dir and the links, and changes,
+// unlinks and removes nothing they point to.
+func TestSweepFollowsNoLink(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	outside := t.TempDir()
+	if err := os.Chmod(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(outside, "victim")
+	if err := os.WriteFile(victim, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// What clearWork would unlink and rmdir by name under a work dir.
+	marks := filepath.Join(outside, "tree", "work", "work", "incompat", "volatile")
+	if err := os.MkdirAll(marks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(marks, "dirty"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * sweepMinAge)
+	plant := func(name string, links map[string]string) string {
+		t.Helper()
+		dir := filepath.Join(tmp, heldPrefix("sandbox")+name)
+		for link, target := range links {
+			p := filepath.Join(dir, link)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A directory left without permissions, as a user's commands can.
+		if err := os.MkdirAll(filepath.Join(dir, "home", "locked"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(dir, "home", "locked"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(dir, old, old); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	dirs := []string{
+		plant("1", map[string]string{"work/work": victim}),
+		plant("2", map[string]string{"work": filepath.Join(outside, "tree", "work")}),
+		plant("3", map[string]string{"work/work": outside, "upper": outside, "cache/x": "/"}),
+	}
+	if n := sweepHeld(); n != len(dirs) {
+		t.Errorf("swept %d, want %d", n, len(dirs))
+	}
+	for _, d := range dirs {
+		if _, err := os.Lstat(d); err == nil {
+			t.Errorf("%s is still there", d)
+		}
+	}
+	if fi, err := os.Stat(victim); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the file a planted link named: %v, %v; want it untouched at 0644", fi, err)
+	}
+	if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("the directory a planted link named: %v, %v; want it untouched at 0755", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(marks, "dirty")); err != nil {
+		t.Errorf("the sweep unlinked through a planted work dir: %v", err)
+	}
+}
