@@ -120,6 +120,7 @@ func main() {
 	if sandbox.IsHelper() { // rein re-executed as the landlock sandbox's helper
 		os.Exit(sandbox.HelperMain(os.Args[2:]))
 	}
+	holdGC()
 	intr := &interrupts{}
 	ctx, stop := abortOnSignals(context.Background(), os.Stderr, intr)
 	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, intr: intr})

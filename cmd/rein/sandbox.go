@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -35,12 +34,6 @@ type sandboxExecCmd struct {
 }
 
 func (c *sandboxExecCmd) Run(ctx context.Context, e env) error {
-	// One command, then exit: what is allocated until then (the sandbox's
-	// setup, two capped outputs) stays small, so the collector waits for
-	// a bound instead of running at every doubling of a small heap: a
-	// tenth of a one-shot's time (docs/BENCHMARKS.md).
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(oneShotHeap)
 	workdir, err := filepath.Abs(c.Workdir)
 	if err != nil {
 		return usagef("--workdir: %v", err)
@@ -83,9 +76,6 @@ func (c *sandboxExecCmd) Run(ctx context.Context, e env) error {
 	}
 	return exitCode(res.ExitCode)
 }
-
-// oneShotHeap is the heap at which rein sandbox exec collects garbage.
-const oneShotHeap = 256 << 20
 
 // shellQuote joins args into one shell command line that runs exactly them.
 func shellQuote(args []string) string {
