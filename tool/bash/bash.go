@@ -209,17 +209,16 @@ func (r *runner) run(ctx context.Context, a Args) (string, error) {
 	switch {
 	case watched:
 		note += r.watch.undo(before)
-	case res.Staged == nil && err == nil:
-		// Run unstaged although it had to be staged (Cmd.MustStage): an
-		// executor that breaks the contract. Nothing to compare with: say
-		// so, and watch every later command.
-		r.unstaged.Store(true)
-		note += "\n[rein: this command was not staged, and protected paths were not checked after it]"
 	case res.Staged == nil:
-		// It failed, unstaged, unwatched: no executor rein has lets such a
-		// command write to the work dir, but a broken one might have.
-		// Every later command is watched.
+		// Unwatched, yet not staged although it had to be (Cmd.MustStage):
+		// an executor that breaks the contract, or one that failed it
+		// (rein's own never let such a command reach the work dir). Every
+		// later command is watched; one that ran is named, as nothing
+		// was compared after it.
 		r.unstaged.Store(true)
+		if err == nil {
+			note += "\n[rein: this command was not staged, and protected paths were not checked after it]"
+		}
 	}
 	switch {
 	case errors.Is(err, sandbox.ErrAborted):

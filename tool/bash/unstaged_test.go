@@ -171,3 +171,34 @@ func TestMustStageOrWatched(t *testing.T) {
 		})
 	}
 }
+
+// failing says it stages and fails every command it is asked to stage,
+// with an error other than ErrNotStaged.
+type failing struct{ fakeExec }
+
+func (*failing) StageErr() error { return nil }
+
+func (f *failing) Exec(ctx context.Context, c sandbox.Cmd) (sandbox.Result, error) {
+	f.fakeExec.Exec(ctx, c)
+	if c.MustStage {
+		return sandbox.Result{}, fmt.Errorf("%w: no shell", sandbox.ErrStart)
+	}
+	return sandbox.Result{}, nil
+}
+
+// TestFailedUnstagedWatchesLater: an unwatched command that fails and
+// comes back unstaged leaves the session watching every later command
+// (Cmd.MustStage off), as a command an executor ran unstaged does.
+func TestFailedUnstagedWatchesLater(t *testing.T) {
+	ex := &failing{}
+	tl := bash.RunBash(ex, t.TempDir(), bash.Options{Staging: &bash.Staging{}, Quarantine: t.TempDir()})
+	if _, err := tl.Run(t.Context(), []byte(`{"command":"true"}`)); err == nil {
+		t.Fatal("the failed command reported no error")
+	}
+	if _, err := tl.Run(t.Context(), []byte(`{"command":"true"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := ex.last(t); got.MustStage {
+		t.Error("the command after a failed unstaged one was sent with MustStage: unwatched")
+	}
+}
