@@ -132,11 +132,11 @@ func compile(rules []Rule) []compiled {
 	out := make([]compiled, len(rules))
 	for i, r := range rules {
 		n := normalize(r.Pattern)
-		out[i] = compiled{Rule: r, elems: strings.Split(n, "/"), glob: strings.ContainsAny(n, `*?[\`), dir: strings.HasSuffix(r.Pattern, "/")}
+		out[i] = compiled{Rule: r, elems: strings.Split(n, "/"), glob: isPattern(n), dir: strings.HasSuffix(r.Pattern, "/")}
 		if out[i].glob {
 			out[i].suffix = make([]string, len(out[i].elems))
 			for j, e := range out[i].elems {
-				if lit, ok := strings.CutPrefix(e, "*"); ok && lit != "" && !strings.ContainsAny(lit, `*?[\`) {
+				if lit, ok := strings.CutPrefix(e, "*"); ok && lit != "" && !isPattern(lit) {
 					out[i].suffix[j] = lit
 				}
 			}
@@ -147,6 +147,9 @@ func compile(rules []Rule) []compiled {
 
 // builtin is the built-in rules compiled, made once and never changed.
 var builtin = sync.OnceValue(func() []compiled { return compile(Builtin()) })
+
+// isPattern reports whether s has a character path.Match treats specially.
+func isPattern(s string) bool { return strings.ContainsAny(s, `*?[\`) }
 
 // builtinIndex indexes the built-in rules alone.
 var builtinIndex = sync.OnceValue(func() *index { return newIndex(builtin()) })
@@ -164,7 +167,7 @@ type index struct {
 func newIndex(rules []compiled) *index {
 	ix := &index{rules: rules, byFirst: map[string][]int{}}
 	for i, c := range rules {
-		if first := c.elems[0]; strings.ContainsAny(first, `*?[\`) {
+		if first := c.elems[0]; isPattern(first) {
 			ix.globs = append(ix.globs, i)
 		} else {
 			ix.byFirst[first] = append(ix.byFirst[first], i)

@@ -33,7 +33,7 @@ func TestHelperInPIDNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := helperConfig{
-		grants: systemGrants(work, tmp),
+		grants: systemGrants(baseGrants(), work, tmp),
 		net:    "none",
 		netns:  netns,
 		argv:   []string{"/bin/sh", "-c", `echo "pid $$"; cat /etc/shadow 2>/dev/null || echo confined`},
@@ -67,7 +67,7 @@ func TestHelperRefusesHostNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := helperConfig{grants: systemGrants(work, t.TempDir()), net: "none", netns: netns, argv: []string{"/bin/sh", "-c", "echo ran"}}
+	cfg := helperConfig{grants: systemGrants(baseGrants(), work, t.TempDir()), net: "none", netns: netns, argv: []string{"/bin/sh", "-c", "echo ran"}}
 	cmd := exec.CommandContext(t.Context(), os.Args[0], append([]string{HelperArg}, helperArgs(cfg)...)...)
 	cmd.Dir = work
 	out, err := cmd.CombinedOutput()
@@ -108,7 +108,7 @@ func TestCgroupDir(t *testing.T) {
 // others may not read.
 func TestSystemGrantsOnThisEtc(t *testing.T) {
 	t.Parallel()
-	for _, g := range systemGrants("/work-dir-x", "/tmp-dir-x") {
+	for _, g := range systemGrants(baseGrants(), "/work-dir-x", "/tmp-dir-x") {
 		if g.kind != grantR || !strings.HasPrefix(g.path, "/etc/") {
 			continue
 		}

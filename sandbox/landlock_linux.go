@@ -118,7 +118,7 @@ func (l *Landlock) Exec(ctx context.Context, c Cmd) (Result, error) {
 // run runs req for c: through a helper of its own (PerCommand), staged,
 // or through the zygote.
 func (l *Landlock) run(ctx context.Context, c Cmd, st *landlockState, req runRequest) (Result, error) {
-	staging := !l.PerCommand && st.stageRoot != "" && !st.stageOff.Load()
+	staging := st.stageRoot != "" && !st.stageOff.Load() // no stage root with PerCommand
 	if c.MustStage && !staging {
 		return Result{}, fmt.Errorf("%w: %w", ErrNotStaged, l.notStaging(st))
 	}
@@ -333,7 +333,7 @@ func (st *landlockState) build(root bool) error {
 		}
 		st.attr.Cloneflags |= syscall.CLONE_NEWNS // the masks are the helper's alone
 	}
-	grants := append(<-st.base, grant{grantRW, st.workDir}, grant{grantRW, st.tmp})
+	grants := systemGrants(<-st.base, st.workDir, st.tmp)
 	var ports []uint16
 	if st.net == NetProxy {
 		ports = []uint16{ProxyPort}
@@ -399,11 +399,11 @@ func (st *landlockState) release() error {
 	return err
 }
 
-// systemGrants lists what the sandbox may use: the system directories,
-// the world-readable parts of /etc, /proc, the devices, the work dir and
-// the temp dir.
-func systemGrants(work, tmp string) []grant {
-	return append(baseGrants(), grant{grantRW, work}, grant{grantRW, tmp})
+// systemGrants lists what the sandbox may use: base (baseGrants: the
+// system directories, the world-readable parts of /etc, /proc, the
+// devices), the work dir and the temp dir.
+func systemGrants(base []grant, work, tmp string) []grant {
+	return append(base, grant{grantRW, work}, grant{grantRW, tmp})
 }
 
 // namespaceAttr returns how the helper is started: in a new session and,

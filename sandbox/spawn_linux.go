@@ -271,7 +271,7 @@ func pollExited(pid int) bool {
 		// exit's edge would wait for another that never comes, so an
 		// interrupted one is repeated here.
 		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
+		var err error = unix.EINTR
 		for errors.Is(err, unix.EINTR) {
 			err = unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
 		}

@@ -462,7 +462,7 @@ func StageProbe(ctx context.Context, helper string) error {
 		return err
 	}
 	defer lock.Close()
-	defer removeStageDir(parent)
+	defer os.RemoveAll(parent)
 	work := filepath.Join(parent, "work")
 	if err := os.Mkdir(work, 0o700); err != nil {
 		return err

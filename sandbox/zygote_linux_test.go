@@ -376,7 +376,7 @@ func TestZygoteRefusesUnconfined(t *testing.T) {
 			}
 			ours, theirs := os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "theirs")
 			defer ours.Close()
-			rs, err := newRuleset(systemGrants(t.TempDir(), t.TempDir()))
+			rs, err := newRuleset(systemGrants(baseGrants(), t.TempDir(), t.TempDir()))
 			if err != nil {
 				t.Fatal(err)
 			}
